@@ -1,0 +1,365 @@
+//! Runs a parsed command: turns clap values into plain options, wires probe → snapshot →
+//! rules → report → render, and returns what to print and the exit status. Only `main` prints.
+
+use std::io::IsTerminal;
+use std::path::Path;
+use std::time::Duration;
+
+use crate::assume;
+use crate::cli::{
+    CheckArgs, Cli, ColorChoice, Command, FailOn, Format, ProbeArgs, RulesArgs, SnapshotArgs,
+};
+use crate::matrix::Matrix;
+use crate::probe::{self, libquery, ProbeOptions};
+use crate::render::{self, human::HumanOptions, GpuFilter};
+use crate::report::{ExitStatus, MatrixRef, Report, Severity};
+use crate::rules::{self, Context, RuleOptions, Selection};
+use crate::snapshot::{Snapshot, SNAPSHOT_SCHEMA};
+
+/// What a command produced.
+#[derive(Debug)]
+pub struct Output {
+    pub stdout: String,
+    pub stderr: String,
+    pub status: ExitStatus,
+}
+
+impl Output {
+    fn ok(stdout: String, status: ExitStatus) -> Output {
+        Output {
+            stdout,
+            stderr: String::new(),
+            status,
+        }
+    }
+    /// gpudoctor itself failed (exit 2) with a message that says what to do.
+    pub fn tool_error(msg: impl AsRef<str>) -> Output {
+        Output {
+            stdout: String::new(),
+            stderr: format!("gpudoctor: error: {}\n", msg.as_ref()),
+            status: ExitStatus::ToolFailed,
+        }
+    }
+}
+
+pub fn run(cli: Cli) -> Output {
+    match cli.command {
+        Command::Check(a) => check(a),
+        Command::Snapshot(a) => snapshot(a),
+        Command::Rules(a) => list_rules(a),
+        Command::ProbeLib { kind, target } => probe_lib(&kind, &target),
+    }
+}
+
+fn probe_options(p: &ProbeArgs) -> Result<ProbeOptions, String> {
+    if !(p.timeout.is_finite() && p.timeout > 0.0 && p.timeout <= 3600.0) {
+        return Err(format!(
+            "--timeout {}: expected a number of seconds between 0 and 3600",
+            p.timeout
+        ));
+    }
+    Ok(ProbeOptions {
+        timeout: Duration::from_secs_f64(p.timeout),
+        deep: p.deep,
+        pythons: p.pythons.clone(),
+        ..ProbeOptions::default()
+    })
+}
+
+/// Reads a snapshot file; errors name the file and the line.
+pub fn read_snapshot(path: &Path) -> Result<Snapshot, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read the snapshot {}: {e}", path.display()))?;
+    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+        format!(
+            "{}:{}:{}: not a JSON snapshot: {e}",
+            path.display(),
+            e.line(),
+            e.column()
+        )
+    })?;
+    // A whole report (check --format json) holds the snapshot under "snapshot".
+    let v = match v.get("schema").and_then(|s| s.as_str()) {
+        Some(s) if s.starts_with("gpudoctor.report/") => v.get("snapshot").cloned().unwrap_or(v),
+        _ => v,
+    };
+    match v.get("schema").and_then(|s| s.as_str()) {
+        Some(SNAPSHOT_SCHEMA) => {}
+        Some(other) => {
+            return Err(format!(
+                "{}: the snapshot schema is {other:?}; this gpudoctor reads {SNAPSHOT_SCHEMA:?}",
+                path.display()
+            ))
+        }
+        None => {
+            return Err(format!(
+                "{}: no \"schema\" field: this is not a gpudoctor snapshot (make one with `gpudoctor snapshot -o FILE`)",
+                path.display()
+            ))
+        }
+    }
+    serde_json::from_value(v).map_err(|e| {
+        format!(
+            "{}: the snapshot does not match {SNAPSHOT_SCHEMA}: {e}",
+            path.display()
+        )
+    })
+}
+
+fn load_matrix(path: Option<&Path>) -> Result<Matrix, String> {
+    match path {
+        Some(p) => Matrix::from_path(p).map_err(|e| format!("cannot use the matrix {e}")),
+        None => Matrix::embedded().map_err(|e| format!("the built-in matrix is broken: {e}")),
+    }
+}
+
+/// `--gpu 0,2` or UUIDs → indexes, against the GPUs of the snapshot.
+fn gpu_filter(list: Option<&str>, snap: &Snapshot) -> Result<GpuFilter, String> {
+    let Some(list) = list else { return Ok(None) };
+    let gpus = snap.gpu_list();
+    if gpus.is_empty() {
+        // Nothing to select from (no driver, say): the findings say why.
+        return Ok(None);
+    }
+    let mut out = Vec::new();
+    for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let found = if let Ok(i) = item.parse::<u32>() {
+            gpus.iter().find(|g| g.index == i)
+        } else {
+            gpus.iter()
+                .find(|g| g.uuid.get().is_some_and(|u| u.starts_with(item)))
+        };
+        match found {
+            Some(g) => out.push(g.index),
+            None => {
+                return Err(format!(
+                    "--gpu {item}: no such GPU here (indexes 0..{}, or a UUID prefix)",
+                    gpus.len().saturating_sub(1)
+                ))
+            }
+        }
+    }
+    Ok(Some(out))
+}
+
+fn use_color(choice: ColorChoice) -> bool {
+    match choice {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => {
+            std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                && std::env::var("TERM").map(|t| t != "dumb").unwrap_or(true)
+                && (std::io::stdout().is_terminal()
+                    || std::env::var_os("CLICOLOR_FORCE").is_some_and(|v| v != "0"))
+        }
+    }
+}
+
+/// Builds the evaluated snapshot: probed, read from a file, or empty; then the assumptions.
+pub fn build_snapshot(a: &CheckArgs, matrix: &Matrix) -> Result<Snapshot, String> {
+    let mut snap = if let Some(path) = &a.snapshot {
+        read_snapshot(path)?
+    } else if a.no_probe {
+        Snapshot::empty()
+    } else {
+        probe::probe_all(&probe_options(&a.probe)?)
+    };
+    for raw in &a.assume {
+        let (k, v) = assume::parse(raw).map_err(|e| e.0)?;
+        assume::apply(&mut snap, matrix, &k, &v).map_err(|e| e.0)?;
+    }
+    Ok(snap)
+}
+
+/// Evaluates a snapshot into a report.
+pub fn evaluate(snap: Snapshot, matrix: &Matrix, opts: &RuleOptions, sel: &Selection) -> Report {
+    let findings = {
+        let ctx = Context {
+            snap: &snap,
+            matrix,
+            opts,
+        };
+        rules::evaluate(&ctx, sel)
+    };
+    Report::new(
+        findings,
+        snap,
+        MatrixRef {
+            version: matrix.data_version.clone(),
+            source: matrix.source.clone(),
+        },
+    )
+}
+
+fn check(a: CheckArgs) -> Output {
+    // Pure argument checks first, before touching the machine.
+    if let Err(e) = probe_options(&a.probe) {
+        return Output::tool_error(e);
+    }
+    for raw in &a.assume {
+        if let Err(e) = assume::parse(raw) {
+            return Output::tool_error(e.0);
+        }
+    }
+    let matrix = match load_matrix(a.matrix.as_deref()) {
+        Ok(m) => m,
+        Err(e) => return Output::tool_error(e),
+    };
+    let snap = match build_snapshot(&a, &matrix) {
+        Ok(s) => s,
+        Err(e) => return Output::tool_error(e),
+    };
+    let filter = match gpu_filter(a.gpu.as_deref(), &snap) {
+        Ok(f) => f,
+        Err(e) => return Output::tool_error(e),
+    };
+    let opts = RuleOptions {
+        expect_gpus: a.expect_gpus,
+    };
+    let sel = Selection {
+        only: a.only.clone(),
+        skip: a.skip.clone(),
+    };
+    let mut report = evaluate(snap, &matrix, &opts, &sel);
+    if let Some(sel) = &filter {
+        report
+            .findings
+            .retain(|f| f.gpu.is_none_or(|g| sel.contains(&g)));
+        report = Report::new(report.findings, report.snapshot, report.matrix);
+    }
+    let fail_on = match a.fail_on {
+        FailOn::Error => Severity::Error,
+        FailOn::Warning => Severity::Warning,
+    };
+    let status = if report.unfit(fail_on) {
+        ExitStatus::Unfit
+    } else {
+        ExitStatus::Healthy
+    };
+    let format = if a.json { Format::Json } else { a.format };
+    let text = match format {
+        Format::Human => render::human::render(
+            &report,
+            &HumanOptions {
+                color: use_color(a.color),
+                all_facts: a.verbose,
+                gpus: filter,
+            },
+        ),
+        Format::Json => match render::json::render(&report) {
+            Ok(s) => s,
+            Err(e) => return Output::tool_error(format!("could not write the JSON report: {e}")),
+        },
+        Format::Markdown => render::markdown::render(&report, &filter),
+    };
+    Output::ok(text, status)
+}
+
+fn snapshot(a: SnapshotArgs) -> Output {
+    let opts = match probe_options(&a.probe) {
+        Ok(o) => o,
+        Err(e) => return Output::tool_error(e),
+    };
+    if let Some(out) = &a.output {
+        if out.exists() && !a.force {
+            return Output::tool_error(format!(
+                "{} already exists; choose another file or add --force to overwrite it",
+                out.display()
+            ));
+        }
+    }
+    let mut snap = probe::probe_all(&opts);
+    if a.redact {
+        crate::redact::redact(&mut snap, std::env::var("HOME").ok().as_deref());
+    }
+    let json = match serde_json::to_string_pretty(&snap) {
+        Ok(j) => j + "\n",
+        Err(e) => return Output::tool_error(format!("could not write the snapshot: {e}")),
+    };
+    match &a.output {
+        Some(path) => match write_new(path, &json, a.force) {
+            Ok(()) => Output {
+                stdout: String::new(),
+                stderr: format!("gpudoctor: snapshot written to {}\n", path.display()),
+                status: ExitStatus::Healthy,
+            },
+            Err(e) => Output::tool_error(format!("cannot write {}: {e}", path.display())),
+        },
+        None => Output::ok(json, ExitStatus::Healthy),
+    }
+}
+
+/// Writes through a temporary file in the same directory, so a failed write leaves nothing
+/// half-written, and never replaces an existing file unless `force`.
+fn write_new(path: &Path, text: &str, force: bool) -> std::io::Result<()> {
+    use std::io::Write;
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.gpudoctor-{}", std::process::id()));
+    {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)?;
+        f.write_all(text.as_bytes())?;
+        f.sync_all()?;
+    }
+    let r = if force {
+        std::fs::rename(&tmp, path)
+    } else {
+        // hard_link fails if the target exists: no race with a file created meanwhile.
+        std::fs::hard_link(&tmp, path)
+    };
+    let _ = std::fs::remove_file(&tmp).or_else(|e| if force { Ok(()) } else { Err(e) });
+    r
+}
+
+fn list_rules(a: RulesArgs) -> Output {
+    let docs: Vec<rules::RuleDoc> = rules::all().into_iter().map(|r| r.doc).collect();
+    if a.json {
+        let v: Vec<serde_json::Value> = docs
+            .iter()
+            .map(|d| {
+                serde_json::json!({"id": d.id, "category": d.category.as_str(), "summary": d.summary,
+                                   "what": d.what, "why": d.why, "fix": d.fix})
+            })
+            .collect();
+        return match serde_json::to_string_pretty(&v) {
+            Ok(s) => Output::ok(s + "\n", ExitStatus::Healthy),
+            Err(e) => Output::tool_error(e.to_string()),
+        };
+    }
+    let w = docs.iter().map(|d| d.id.len()).max().unwrap_or(0);
+    let c = docs
+        .iter()
+        .map(|d| d.category.as_str().len())
+        .max()
+        .unwrap_or(0);
+    let mut s = String::new();
+    for d in &docs {
+        s.push_str(&format!(
+            "{:w$}  {:c$}  {}\n",
+            d.id,
+            d.category.as_str(),
+            d.summary
+        ));
+    }
+    Output::ok(s, ExitStatus::Healthy)
+}
+
+fn probe_lib(kind: &str, target: &str) -> Output {
+    let Some(k) = libquery::LibKind::parse(kind) else {
+        return Output::tool_error(format!("__probe-lib: unknown kind {kind:?}"));
+    };
+    let ans = libquery::helper_answer(k, target);
+    match serde_json::to_string(&ans) {
+        Ok(s) => Output::ok(s + "\n", ExitStatus::Healthy),
+        Err(e) => Output::tool_error(e.to_string()),
+    }
+}

@@ -1,0 +1,340 @@
+//! `--assume KEY=VALUE`: adds or overrides one fact of the snapshot ("what if"). With
+//! `--no-probe` only assumed facts exist. Every key of design.md is handled here; a bad key or
+//! value is an [`AssumeError`] (exit 2) that names it.
+
+use crate::matrix::{valid_cc, Matrix};
+use crate::snapshot::{
+    Assumption, CudaRuntime, CudnnLibrary, Gpu, Host, KernelModule, LibCuda, NvmlInfo, Package,
+    Probed, PythonEnv, Snapshot, TensorflowBuild, TorchBuild,
+};
+use crate::version::{CudaVersion, DriverVersion, Pep440};
+
+/// The keys, with an example each (for error messages and `--help`).
+pub const KEYS: &[(&str, &str)] = &[
+    ("driver", "535.104.05"),
+    ("driver.cuda", "11.4"),
+    ("gpu", "RTX 3070"),
+    ("gpu.cc", "8.6"),
+    ("cuda", "12.1"),
+    ("cudnn", "8.9.7"),
+    ("torch", "2.1.0+cu121"),
+    ("tensorflow", "2.16.1"),
+    ("jax", "0.4.30"),
+    ("jaxlib", "0.4.30"),
+    ("jax.cuda", "12"),
+    ("os", "linux"),
+    ("container", "true"),
+];
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct AssumeError(pub String);
+
+impl std::fmt::Display for AssumeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Splits "KEY=VALUE" and checks the key.
+pub fn parse(arg: &str) -> Result<(String, String), AssumeError> {
+    let Some((k, v)) = arg.split_once('=') else {
+        return Err(AssumeError(format!(
+            "--assume {arg:?}: expected KEY=VALUE, e.g. --assume driver=535.104.05"
+        )));
+    };
+    let k = k.trim().to_ascii_lowercase();
+    let v = v.trim().to_string();
+    if !KEYS.iter().any(|(key, _)| *key == k) {
+        let keys: Vec<&str> = KEYS.iter().map(|(k, _)| *k).collect();
+        return Err(AssumeError(format!(
+            "--assume {arg:?}: unknown key {k:?}; the keys are {}",
+            keys.join(", ")
+        )));
+    }
+    if v.is_empty() {
+        return Err(AssumeError(format!("--assume {k}=: the value is empty")));
+    }
+    Ok((k, v))
+}
+
+fn bad(key: &str, value: &str, want: &str) -> AssumeError {
+    let example = KEYS
+        .iter()
+        .find(|(k, _)| *k == key)
+        .map(|(_, e)| *e)
+        .unwrap_or("");
+    AssumeError(format!(
+        "--assume {key}={value}: {want} (for example --assume {key}={example})"
+    ))
+}
+
+/// The environment assumed framework facts go into: the first one found, or a new one.
+fn assumed_env(snap: &mut Snapshot) -> Result<&mut PythonEnv, AssumeError> {
+    if !snap.python.is_found() {
+        snap.python = Probed::found(Vec::new());
+    }
+    let envs = snap
+        .python
+        .get_mut()
+        .ok_or_else(|| AssumeError("internal error: no Python environment list".to_string()))?;
+    if envs.is_empty() {
+        envs.push(PythonEnv {
+            prefix: "(assumed)".to_string(),
+            kind: "assumed".to_string(),
+            origin: "--assume".to_string(),
+            ..Default::default()
+        });
+    }
+    envs.first_mut()
+        .ok_or_else(|| AssumeError("internal error: no Python environment".to_string()))
+}
+
+fn set_package(env: &mut PythonEnv, name: &str, version: &str) {
+    env.packages.retain(|p| p.name != name);
+    env.packages.push(Package {
+        name: name.to_string(),
+        version: version.to_string(),
+        path: None,
+    });
+    env.packages.sort_by(|a, b| a.name.cmp(&b.name));
+}
+
+/// Applies one assumption.
+pub fn apply(
+    snap: &mut Snapshot,
+    matrix: &Matrix,
+    key: &str,
+    value: &str,
+) -> Result<(), AssumeError> {
+    match key {
+        "driver" => {
+            let v = DriverVersion::parse(value)
+                .ok_or_else(|| bad(key, value, "expected an NVIDIA driver version"))?;
+            let v = v.to_string();
+            snap.driver.kernel_module = Probed::found(KernelModule {
+                version: v.clone(),
+                flavor: "unknown".to_string(),
+                arch: None,
+                line: "assumed".to_string(),
+            });
+            snap.driver.sys_module_version = Probed::found(v.clone());
+            let cuda = snap.driver.nvml.get().and_then(|n| n.cuda_driver_version);
+            snap.driver.nvml = Probed::found(NvmlInfo {
+                driver_version: Some(v.clone()),
+                cuda_driver_version: cuda,
+                ..Default::default()
+            });
+            snap.driver.libcuda = Probed::found(LibCuda {
+                path: None,
+                file_version: Some(v),
+                cuda_driver_version: cuda,
+                error: None,
+            });
+        }
+        "driver.cuda" => {
+            let c = CudaVersion::parse(value)
+                .ok_or_else(|| bad(key, value, "expected a CUDA version like 11.4 or 11040"))?;
+            let api = Some(c.to_api());
+            match snap.driver.nvml.get_mut() {
+                Some(n) => n.cuda_driver_version = api,
+                None => {
+                    snap.driver.nvml = Probed::found(NvmlInfo {
+                        cuda_driver_version: api,
+                        ..Default::default()
+                    })
+                }
+            }
+            match snap.driver.libcuda.get_mut() {
+                Some(l) => l.cuda_driver_version = api,
+                None => {
+                    snap.driver.libcuda = Probed::found(LibCuda {
+                        cuda_driver_version: api,
+                        ..Default::default()
+                    })
+                }
+            }
+        }
+        "gpu" => {
+            let row = matrix.gpu(value).ok_or_else(|| {
+                bad(key, value, "this GPU model is not in the matrix's GPU table; give its compute capability with --assume gpu.cc=X.Y instead")
+            })?;
+            snap.gpus = Probed::found(vec![Gpu {
+                index: 0,
+                name: Probed::found(value.to_string()),
+                compute_capability: Probed::found(row.cc.clone()),
+                ..Default::default()
+            }]);
+        }
+        "gpu.cc" => {
+            if !valid_cc(value) {
+                return Err(bad(key, value, "expected a compute capability like 8.6"));
+            }
+            match snap.gpus.get_mut().filter(|g| !g.is_empty()) {
+                Some(gpus) => {
+                    for g in gpus {
+                        g.compute_capability = Probed::found(value.to_string());
+                    }
+                }
+                None => {
+                    snap.gpus = Probed::found(vec![Gpu {
+                        index: 0,
+                        compute_capability: Probed::found(value.to_string()),
+                        ..Default::default()
+                    }])
+                }
+            }
+        }
+        "cuda" => {
+            let c = CudaVersion::parse(value)
+                .ok_or_else(|| bad(key, value, "expected a CUDA version like 12.1"))?;
+            snap.cuda.assumed_version = Some(c.to_string());
+            snap.cuda.runtimes = Probed::found(vec![CudaRuntime {
+                path: "(assumed)".to_string(),
+                origins: vec!["--assume".to_string()],
+                soname_major: Some(c.major),
+                api_version: Probed::found(c.to_api()),
+                full_version: Some(value.to_string()),
+                on_search_path: true,
+            }]);
+        }
+        "cudnn" => {
+            let parts: Vec<u32> = value
+                .split('.')
+                .map(|p| p.parse::<u32>())
+                .collect::<Result<_, _>>()
+                .map_err(|_| bad(key, value, "expected a cuDNN version like 8.9.7"))?;
+            let (maj, min, patch) = match parts.as_slice() {
+                [a] => (*a, 0, 0),
+                [a, b] => (*a, *b, 0),
+                [a, b, c, ..] => (*a, *b, *c),
+                [] => return Err(bad(key, value, "expected a cuDNN version like 8.9.7")),
+            };
+            if maj == 0 || min > 99 || patch > 99 {
+                return Err(bad(key, value, "expected a cuDNN version like 8.9.7"));
+            }
+            let raw = if maj >= 9 {
+                u64::from(maj) * 10_000 + u64::from(min) * 100 + u64::from(patch)
+            } else {
+                u64::from(maj) * 1000 + u64::from(min) * 100 + u64::from(patch)
+            };
+            snap.cudnn = Probed::found(vec![CudnnLibrary {
+                path: "(assumed)".to_string(),
+                origins: vec!["--assume".to_string()],
+                soname_major: Some(maj),
+                version: Probed::found(format!("{maj}.{min}.{patch}")),
+                raw_version: Some(raw),
+                full_version: Some(value.to_string()),
+                on_search_path: true,
+            }]);
+        }
+        "torch" => {
+            let v = Pep440::parse(value).ok_or_else(|| {
+                bad(
+                    key,
+                    value,
+                    "expected a PyTorch version like 2.1.0+cu121 or 2.3.0+cpu",
+                )
+            })?;
+            let cuda = v.local_cuda().map(|c| c.to_string());
+            let hip = v
+                .local
+                .as_deref()
+                .and_then(|l| l.strip_prefix("rocm"))
+                .map(str::to_string);
+            let env = assumed_env(snap)?;
+            env.torch = Some(TorchBuild {
+                version: value.to_string(),
+                cuda,
+                hip,
+                git_version: None,
+            });
+            let public = value.split('+').next().unwrap_or(value).to_string();
+            set_package(env, "torch", &public);
+        }
+        "tensorflow" => {
+            Pep440::parse(value)
+                .ok_or_else(|| bad(key, value, "expected a TensorFlow version like 2.16.1"))?;
+            let env = assumed_env(snap)?;
+            env.tensorflow = Some(TensorflowBuild {
+                package: "tensorflow".to_string(),
+                version: value.to_string(),
+                ..Default::default()
+            });
+            set_package(env, "tensorflow", value);
+        }
+        "jax" | "jaxlib" => {
+            Pep440::parse(value)
+                .ok_or_else(|| bad(key, value, "expected a version like 0.4.30"))?;
+            let env = assumed_env(snap)?;
+            set_package(env, key, value);
+            if key == "jax" && env.package("jaxlib").is_none() {
+                set_package(env, "jaxlib", value);
+            }
+        }
+        "jax.cuda" => {
+            let major: u32 = value.trim_start_matches("cuda").parse().map_err(|_| {
+                bad(
+                    key,
+                    value,
+                    "expected the CUDA major of the JAX plugin: 12 or 13",
+                )
+            })?;
+            if !(11..=13).contains(&major) {
+                return Err(bad(
+                    key,
+                    value,
+                    "expected the CUDA major of the JAX plugin: 12 or 13",
+                ));
+            }
+            let env = assumed_env(snap)?;
+            let ver = env
+                .package("jax")
+                .map(|p| p.version.clone())
+                .unwrap_or_else(|| "unknown".to_string());
+            env.packages.retain(|p| !p.name.starts_with("jax-cuda"));
+            set_package(env, &format!("jax-cuda{major}-plugin"), &ver);
+            set_package(env, &format!("jax-cuda{major}-pjrt"), &ver);
+        }
+        "os" => {
+            let os = value.to_ascii_lowercase();
+            if !matches!(os.as_str(), "linux" | "windows" | "wsl") {
+                return Err(bad(key, value, "expected linux, windows or wsl"));
+            }
+            let mut h = snap.host.get().cloned().unwrap_or_else(|| Host {
+                arch: "x86_64".to_string(),
+                ..Default::default()
+            });
+            h.wsl = os == "wsl";
+            h.os = os;
+            snap.host = Probed::found(h);
+        }
+        "container" => {
+            let on = match value.to_ascii_lowercase().as_str() {
+                "true" | "yes" | "1" => true,
+                "false" | "no" | "0" => false,
+                _ => return Err(bad(key, value, "expected true or false")),
+            };
+            let mut h = snap.host.get().cloned().unwrap_or_else(|| Host {
+                os: "linux".to_string(),
+                arch: "x86_64".to_string(),
+                ..Default::default()
+            });
+            if on {
+                h.container = Some(h.container.unwrap_or_else(|| "container".to_string()));
+                h.container_markers = vec!["--assume container=true".to_string()];
+            } else {
+                h.container = None;
+                h.container_markers.clear();
+            }
+            snap.host = Probed::found(h);
+        }
+        other => {
+            return Err(AssumeError(format!("--assume: unknown key {other:?}")));
+        }
+    }
+    snap.assumed.push(Assumption {
+        key: key.to_string(),
+        value: value.to_string(),
+    });
+    Ok(())
+}

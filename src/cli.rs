@@ -1,0 +1,135 @@
+//! The command line, as clap types. Nothing here touches the machine; [`crate::app`] turns
+//! these into plain options and runs them.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "gpudoctor",
+    version,
+    about = "A doctor for NVIDIA GPU machines: driver, CUDA, cuDNN, frameworks and GPUs, with causes and fixes",
+    long_about = None,
+    after_help = "Exit codes: 0 healthy, 1 the host is unfit (a finding at or above --fail-on, including no NVIDIA driver), 2 gpudoctor itself failed (bad arguments, unreadable matrix or snapshot)."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Probe this machine (or read a snapshot), evaluate the rules and report findings with fixes.
+    Check(CheckArgs),
+    /// Probe only and print the snapshot JSON (for bug reports: `check --snapshot FILE` reads it).
+    Snapshot(SnapshotArgs),
+    /// List every rule with its id, category and one line.
+    Rules(RulesArgs),
+    /// Internal: load one library in this child process and print its version as JSON.
+    #[command(name = "__probe-lib", hide = true)]
+    ProbeLib { kind: String, target: String },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Human,
+    Json,
+    Markdown,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FailOn {
+    Error,
+    Warning,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+/// Options shared by the commands that probe.
+#[derive(Debug, Args, Clone)]
+pub struct ProbeArgs {
+    /// Also import each framework in each Python environment (slower; runs Python under a deadline).
+    #[arg(long)]
+    pub deep: bool,
+    /// A Python interpreter or environment prefix to inspect, besides those found (repeatable).
+    #[arg(long = "python", value_name = "PATH")]
+    pub pythons: Vec<PathBuf>,
+    /// Give up on probes still running after this many seconds.
+    #[arg(long, value_name = "SECS", default_value_t = 10.0)]
+    pub timeout: f64,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+    /// Same as --format json.
+    #[arg(long)]
+    pub json: bool,
+    /// Only these GPUs (indexes or UUIDs, comma-separated).
+    #[arg(long, value_name = "LIST")]
+    pub gpu: Option<String>,
+    /// Do not run GPU smoke kernels.
+    #[arg(long)]
+    pub no_smoke: bool,
+    #[command(flatten)]
+    pub probe: ProbeArgs,
+    /// Use this compatibility matrix (a YAML file or directory) instead of the built-in one.
+    #[arg(long, value_name = "FILE", env = "GPUDOCTOR_MATRIX")]
+    pub matrix: Option<PathBuf>,
+    /// Evaluate a snapshot written by `gpudoctor snapshot` instead of probing this machine.
+    #[arg(long, value_name = "FILE", conflicts_with = "no_probe")]
+    pub snapshot: Option<PathBuf>,
+    /// Do not probe this machine: only --assume facts exist.
+    #[arg(long)]
+    pub no_probe: bool,
+    /// Add or override one fact (repeatable): driver, driver.cuda, gpu, gpu.cc, cuda, cudnn, torch, tensorflow, jax, jaxlib, jax.cuda, os, container.
+    #[arg(long, value_name = "KEY=VALUE")]
+    pub assume: Vec<String>,
+    /// Fail unless exactly this many GPUs are usable.
+    #[arg(long, value_name = "N")]
+    pub expect_gpus: Option<u32>,
+    /// The lowest severity that makes the exit status 1.
+    #[arg(long, value_enum, default_value_t = FailOn::Error)]
+    pub fail_on: FailOn,
+    /// Run only rules whose id (or category) starts with this (repeatable).
+    #[arg(long, value_name = "PREFIX")]
+    pub only: Vec<String>,
+    /// Skip rules whose id (or category) starts with this (repeatable).
+    #[arg(long, value_name = "PREFIX")]
+    pub skip: Vec<String>,
+    /// Colour in human output.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+    /// Show every fact gathered, not only those under findings.
+    #[arg(short, long)]
+    pub verbose: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct SnapshotArgs {
+    /// Remove identifying values: GPU UUIDs, the home directory in paths.
+    #[arg(long)]
+    pub redact: bool,
+    /// Write to this file instead of standard output (an existing file is not overwritten).
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Overwrite the -o file if it exists.
+    #[arg(long, requires = "output")]
+    pub force: bool,
+    #[command(flatten)]
+    pub probe: ProbeArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct RulesArgs {
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}

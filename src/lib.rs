@@ -1,0 +1,18 @@
+//! gpudoctor: a doctor for NVIDIA GPU machines.
+//!
+//! One direction: [`probe`] (the only code that touches the machine) → [`snapshot::Snapshot`]
+//! (plain, versioned data) → [`rules`] (pure functions) → [`report::Report`] → [`render`].
+//! NVIDIA libraries are loaded at run time only, so one binary runs with no driver at all.
+
+pub mod app;
+pub mod assume;
+pub mod cli;
+pub mod matrix;
+pub mod probe;
+pub mod redact;
+pub mod render;
+pub mod report;
+pub mod rules;
+pub mod sanitize;
+pub mod snapshot;
+pub mod version;

@@ -1,0 +1,29 @@
+//! The gpudoctor binary: parse, run, print, exit. Everything else lives in the library.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let cli = match gpudoctor::cli::Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            // --help and --version print to stdout and exit 0; usage errors exit 2.
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+        }
+    };
+    // A panic must never be how gpudoctor ends: report it as an internal error (exit 2).
+    let out = std::panic::catch_unwind(move || gpudoctor::app::run(cli)).unwrap_or_else(|p| {
+        let msg = gpudoctor::probe::deadline::panic_message(p.as_ref());
+        gpudoctor::app::Output::tool_error(format!(
+            "internal error: {msg}. Please report it with the output of `gpudoctor snapshot --redact`."
+        ))
+    });
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(out.stdout.as_bytes());
+    let _ = stdout.flush();
+    let _ = std::io::stderr().write_all(out.stderr.as_bytes());
+    ExitCode::from(out.status.code() as u8)
+}

@@ -1,0 +1,533 @@
+//! Every CUDA runtime (`libcudart`), cuDNN (`libcudnn`) and `libcuda` file gpudoctor can reach:
+//! LD_LIBRARY_PATH, the loader cache, CUDA toolkits (/usr/local/cuda*, CUDA_HOME, CUDA_PATH),
+//! the conda environment and the pip `nvidia-*` wheels and torch's bundled copies in each
+//! Python environment. Versions come from the library itself (in a child process, see
+//! [`super::libquery`]), then the file name, version.json, cudnn_version.h or the pip package.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use super::deadline;
+use super::libquery::{self, LibKind};
+use crate::sanitize;
+use crate::snapshot::{CudaRuntime, CudaToolkit, CudnnLibrary, LibraryFile, Probed, PythonEnv};
+use crate::version::{decode_cudnn, CudaVersion};
+
+/// Inputs of the library search.
+#[derive(Debug, Clone, Default)]
+pub struct Sources {
+    pub ld_library_path: Option<String>,
+    pub cuda_home: Vec<String>,
+    pub conda_prefix: Option<String>,
+    pub path_var: Option<String>,
+    /// Read the loader cache from here (None: skip it).
+    pub ld_cache: Option<PathBuf>,
+    /// Toolkit roots to look at, e.g. /usr/local/cuda and /usr/local/cuda-12.4 (globbed by
+    /// the caller).
+    pub toolkit_roots: Vec<PathBuf>,
+    /// gpudoctor's own executable, used as the library helper.
+    pub helper: Option<PathBuf>,
+}
+
+pub struct Found {
+    pub runtimes: Vec<CudaRuntime>,
+    pub cudnn: Vec<CudnnLibrary>,
+    pub libcuda_files: Vec<LibraryFile>,
+    pub toolkits: Vec<CudaToolkit>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Which {
+    Cudart,
+    Cudnn,
+    Cuda,
+}
+
+fn classify(name: &str) -> Option<Which> {
+    let is_so = name.contains(".so") || name.ends_with(".dll");
+    if !is_so {
+        return None;
+    }
+    // libcudart.so.12, libcudart.so.11.0, libcudart-d0da41ae.so.11.0 (torch), cudart64_12.dll
+    if name.starts_with("libcudart.so")
+        || name.starts_with("libcudart-")
+        || name.starts_with("cudart64_")
+    {
+        return Some(Which::Cudart);
+    }
+    // libcudnn.so.9, libcudnn.so.8.9.7, libcudnn-<hash>.so.8; not libcudnn_ops.so.9 etc.
+    if name.starts_with("libcudnn.so")
+        || name.starts_with("libcudnn-")
+        || name.starts_with("cudnn64_")
+    {
+        return Some(Which::Cudnn);
+    }
+    if name.starts_with("libcuda.so") {
+        return Some(Which::Cuda);
+    }
+    None
+}
+
+/// The major version a library's name carries: `.so.12` → 12, `.so.11.0` → 11.
+pub fn soname_major(name: &str) -> Option<u32> {
+    let after = name.split(".so.").nth(1)?;
+    after.split('.').next()?.parse().ok()
+}
+
+/// "12.4.127" from `libcudart.so.12.4.127`; None for a bare major.
+pub fn file_full_version(name: &str) -> Option<String> {
+    let after = name.split(".so.").nth(1)?;
+    let parts: Vec<&str> = after.split('.').collect();
+    if parts.len() >= 3
+        && parts
+            .iter()
+            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+    {
+        Some(after.to_string())
+    } else {
+        None
+    }
+}
+
+struct Hit {
+    which: Which,
+    /// The name as found (may be a symlink).
+    name: String,
+    shown: PathBuf,
+    origin: String,
+    searchable: bool,
+}
+
+pub fn probe(src: &Sources, envs: &[PythonEnv], limit: Instant) -> Found {
+    let mut hits: Vec<Hit> = Vec::new();
+    let mut dirs: Vec<(PathBuf, String, bool)> = Vec::new();
+    if let Some(ld) = &src.ld_library_path {
+        for d in std::env::split_paths(ld) {
+            if !d.as_os_str().is_empty() {
+                dirs.push((d, "LD_LIBRARY_PATH".to_string(), true));
+            }
+        }
+    }
+    for d in &dirs {
+        scan_dir(&d.0, &d.1, d.2, &mut hits);
+    }
+    if let Some(cache) = &src.ld_cache {
+        if let Ok(data) = fs::read(cache) {
+            for (name, path) in super::ldcache::parse(&data) {
+                if let Some(w) = classify(&name) {
+                    hits.push(Hit {
+                        which: w,
+                        name: name.clone(),
+                        shown: PathBuf::from(&path),
+                        origin: "ld.so.cache".to_string(),
+                        searchable: true,
+                    });
+                }
+            }
+        }
+    }
+    let toolkits = toolkits(src, limit);
+    for t in &toolkits {
+        let root = Path::new(&t.root);
+        let mut lib_dirs = vec![root.join("lib64"), root.join("lib")];
+        if let Ok(rd) = fs::read_dir(root.join("targets")) {
+            for e in rd.flatten() {
+                lib_dirs.push(e.path().join("lib"));
+            }
+        }
+        for d in lib_dirs {
+            scan_dir(&d, &format!("toolkit {}", t.root), false, &mut hits);
+            scan_dir(
+                &d.join("stubs"),
+                &format!("toolkit {} stubs", t.root),
+                false,
+                &mut hits,
+            );
+        }
+    }
+    if let Some(c) = &src.conda_prefix {
+        scan_dir(&Path::new(c).join("lib"), "conda", false, &mut hits);
+    }
+    for env in envs {
+        for sp in &env.site_packages {
+            let nv = Path::new(sp).join("nvidia");
+            if let Ok(rd) = fs::read_dir(&nv) {
+                for e in rd.flatten() {
+                    scan_dir(
+                        &e.path().join("lib"),
+                        &format!("pip {}", env.prefix),
+                        false,
+                        &mut hits,
+                    );
+                }
+            }
+            scan_dir(
+                &Path::new(sp).join("torch/lib"),
+                &format!("torch {}", env.prefix),
+                false,
+                &mut hits,
+            );
+        }
+    }
+
+    // libcuda files in search order, for stub detection.
+    let libcuda_files: Vec<LibraryFile> = hits
+        .iter()
+        .filter(|h| h.which == Which::Cuda && (h.searchable || h.origin.ends_with("stubs")))
+        .map(|h| LibraryFile {
+            path: h.shown.to_string_lossy().into_owned(),
+            origin: h.origin.clone(),
+            stub: h.shown.components().any(|c| c.as_os_str() == "stubs"),
+        })
+        .collect();
+
+    // Group by the real file.
+    let mut groups: BTreeMap<PathBuf, Vec<&Hit>> = BTreeMap::new();
+    let mut order: Vec<PathBuf> = Vec::new();
+    for h in hits.iter().filter(|h| h.which != Which::Cuda) {
+        let real = fs::canonicalize(&h.shown).unwrap_or_else(|_| h.shown.clone());
+        if !groups.contains_key(&real) {
+            order.push(real.clone());
+        }
+        groups.entry(real).or_default().push(h);
+    }
+
+    // Ask each library its version, in parallel, each in its own child process.
+    let pending: Vec<_> = order
+        .iter()
+        .map(|real| {
+            let which = groups.get(real).and_then(|g| g.first()).map(|h| h.which);
+            let helper = src.helper.clone();
+            let target = real.to_string_lossy().into_owned();
+            let per_call = limit
+                .saturating_duration_since(Instant::now())
+                .min(Duration::from_secs(5));
+            deadline::spawn("library-version", move || {
+                let kind = match which {
+                    Some(Which::Cudnn) => LibKind::Cudnn,
+                    _ => LibKind::Cudart,
+                };
+                match helper {
+                    Some(h) => libquery::query(&h, kind, &target, per_call),
+                    None => Err("no helper executable to load libraries with".to_string()),
+                }
+            })
+        })
+        .collect();
+    let answers: Vec<Result<libquery::LibAnswer, String>> = pending
+        .into_iter()
+        .map(|p| match p.wait(limit) {
+            (deadline::Outcome::Done(r), _) => r,
+            (deadline::Outcome::TimedOut, _) => Err("timed out".to_string()),
+            (deadline::Outcome::Panicked(m), _) => Err(m),
+        })
+        .collect();
+
+    let mut runtimes = Vec::new();
+    let mut cudnn = Vec::new();
+    for (real, answer) in order.iter().zip(answers) {
+        let Some(group) = groups.get(real) else {
+            continue;
+        };
+        let Some(first) = group.first() else { continue };
+        let mut origins: Vec<String> = Vec::new();
+        for h in group {
+            if !origins.contains(&h.origin) {
+                origins.push(h.origin.clone());
+            }
+        }
+        let on_search_path = group.iter().any(|h| h.searchable);
+        let names: Vec<String> = group
+            .iter()
+            .map(|h| h.name.clone())
+            .chain(real.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .collect();
+        let major = names.iter().find_map(|n| soname_major(n));
+        let file_version = names.iter().find_map(|n| file_full_version(n));
+        let path = real.to_string_lossy().into_owned();
+        match first.which {
+            Which::Cudart => {
+                let api_version = match &answer {
+                    Ok(a) => match (a.value, &a.error, a.status) {
+                        (Some(v), _, _) => Probed::found(v as i32),
+                        (None, Some(e), _) => Probed::failed(e.clone()),
+                        (None, None, Some(s)) => {
+                            Probed::failed(format!("cudaRuntimeGetVersion returned {s}"))
+                        }
+                        _ => Probed::failed("no answer"),
+                    },
+                    Err(e) => Probed::failed(e.clone()),
+                };
+                let full_version = file_version
+                    .or_else(|| pip_version(real, "cuda-runtime", envs))
+                    .or_else(|| toolkit_component(real, &toolkits));
+                runtimes.push(CudaRuntime {
+                    path,
+                    origins,
+                    soname_major: major,
+                    api_version,
+                    full_version,
+                    on_search_path,
+                });
+            }
+            Which::Cudnn => {
+                let (version, raw) = match &answer {
+                    Ok(a) => match (a.value, &a.error) {
+                        (Some(v), _) if v > 0 => match decode_cudnn(v as u64) {
+                            Some(s) => (Probed::found(s), Some(v as u64)),
+                            None => (
+                                Probed::failed(format!("cudnnGetVersion returned {v}")),
+                                Some(v as u64),
+                            ),
+                        },
+                        (_, Some(e)) => (Probed::failed(e.clone()), None),
+                        _ => (Probed::failed("cudnnGetVersion gave no version"), None),
+                    },
+                    Err(e) => (Probed::failed(e.clone()), None),
+                };
+                let full_version = cudnn_header_version(real)
+                    .or(file_version)
+                    .or_else(|| pip_version(real, "cudnn", envs));
+                cudnn.push(CudnnLibrary {
+                    path,
+                    origins,
+                    soname_major: major,
+                    version,
+                    raw_version: raw,
+                    full_version,
+                    on_search_path,
+                });
+            }
+            Which::Cuda => {}
+        }
+    }
+    Found {
+        runtimes,
+        cudnn,
+        libcuda_files,
+        toolkits,
+    }
+}
+
+fn scan_dir(dir: &Path, origin: &str, searchable: bool, hits: &mut Vec<Hit>) {
+    let Ok(rd) = fs::read_dir(dir) else { return };
+    let mut names: Vec<String> = rd
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    for name in names {
+        if let Some(w) = classify(&name) {
+            hits.push(Hit {
+                which: w,
+                shown: dir.join(&name),
+                name: sanitize::clean_line(&name, 120),
+                origin: origin.to_string(),
+                searchable,
+            });
+        }
+    }
+}
+
+/// The version of the pip package that owns a library under site-packages/nvidia/…
+fn pip_version(real: &Path, needle: &str, envs: &[PythonEnv]) -> Option<String> {
+    let s = real.to_string_lossy();
+    for env in envs {
+        if !env
+            .site_packages
+            .iter()
+            .any(|sp| s.starts_with(sp.as_str()))
+        {
+            continue;
+        }
+        for p in &env.packages {
+            if p.name.starts_with("nvidia-") && p.name.contains(needle) {
+                return Some(p.version.clone());
+            }
+        }
+    }
+    None
+}
+
+/// The cudart version a toolkit's version.json names, for a library inside that toolkit.
+fn toolkit_component(real: &Path, toolkits: &[CudaToolkit]) -> Option<String> {
+    let s = real.to_string_lossy();
+    for t in toolkits {
+        let root = fs::canonicalize(&t.root).unwrap_or_else(|_| PathBuf::from(&t.root));
+        if s.starts_with(&*root.to_string_lossy()) {
+            let text = fs::read_to_string(root.join("version.json")).ok()?;
+            return parse_version_json(&text, "cuda_cudart");
+        }
+    }
+    None
+}
+
+/// `cudnn_version.h` (or `_v8.h`/`_v9.h`) next to a cuDNN library: ../include, or the system
+/// include directories for a system library.
+fn cudnn_header_version(real: &Path) -> Option<String> {
+    let lib_dir = real.parent()?;
+    let mut candidates = vec![];
+    if let Some(up) = lib_dir.parent() {
+        candidates.push(up.join("include"));
+    }
+    if real.starts_with("/usr/lib") || real.starts_with("/lib") {
+        candidates.push(PathBuf::from("/usr/include"));
+        candidates.push(PathBuf::from("/usr/include/x86_64-linux-gnu"));
+        candidates.push(PathBuf::from("/usr/include/aarch64-linux-gnu"));
+    }
+    for dir in candidates {
+        for f in [
+            "cudnn_version.h",
+            "cudnn_version_v9.h",
+            "cudnn_version_v8.h",
+            "cudnn.h",
+        ] {
+            if let Ok(t) = fs::read_to_string(dir.join(f)) {
+                if let Some(v) = parse_cudnn_header(&t) {
+                    return Some(v);
+                }
+            }
+        }
+    }
+    None
+}
+
+/// `#define CUDNN_MAJOR 9` / `CUDNN_MINOR` / `CUDNN_PATCHLEVEL` → "9.1.0".
+pub fn parse_cudnn_header(text: &str) -> Option<String> {
+    let get = |k: &str| {
+        text.lines().find_map(|l| {
+            let mut w = l.split_whitespace();
+            (w.next() == Some("#define") && w.next() == Some(k))
+                .then(|| w.next().and_then(|v| v.parse::<u32>().ok()))
+                .flatten()
+        })
+    };
+    Some(format!(
+        "{}.{}.{}",
+        get("CUDNN_MAJOR")?,
+        get("CUDNN_MINOR")?,
+        get("CUDNN_PATCHLEVEL")?
+    ))
+}
+
+/// A component's version from a toolkit's version.json ("cuda" for the toolkit itself).
+pub fn parse_version_json(text: &str, component: &str) -> Option<String> {
+    let v: serde_json::Value = serde_json::from_str(text).ok()?;
+    let s = v.get(component)?.get("version")?.as_str()?;
+    Some(sanitize::clean_line(s, 40))
+}
+
+/// "Cuda compilation tools, release 12.1, V12.1.105" → "12.1.105".
+pub fn parse_nvcc_version(text: &str) -> Option<String> {
+    let line = text.lines().find(|l| l.contains("release"))?;
+    if let Some(v) = line.split(", V").nth(1) {
+        let v = v.trim();
+        if !v.is_empty() {
+            return Some(sanitize::clean_line(v, 40));
+        }
+    }
+    let rel = line.split("release ").nth(1)?.split(',').next()?.trim();
+    CudaVersion::parse(rel).map(|c| c.to_string())
+}
+
+fn toolkits(src: &Sources, limit: Instant) -> Vec<CudaToolkit> {
+    let mut roots: Vec<PathBuf> = src.toolkit_roots.clone();
+    roots.extend(src.cuda_home.iter().map(PathBuf::from));
+    if let Some(path) = &src.path_var {
+        if let Some(nvcc) = super::python::which(path, "nvcc") {
+            if let Some(root) = fs::canonicalize(&nvcc)
+                .ok()
+                .and_then(|p| p.parent()?.parent().map(Path::to_path_buf))
+            {
+                roots.push(root);
+            }
+        }
+    }
+    let mut seen = Vec::new();
+    let mut out = Vec::new();
+    for r in roots {
+        let Ok(real) = fs::canonicalize(&r) else {
+            continue;
+        };
+        if !real.is_dir() || seen.contains(&real) {
+            continue;
+        }
+        seen.push(real.clone());
+        let version = fs::read_to_string(real.join("version.json"))
+            .ok()
+            .and_then(|t| parse_version_json(&t, "cuda"))
+            .or_else(|| {
+                fs::read_to_string(real.join("version.txt"))
+                    .ok()
+                    .and_then(|t| {
+                        t.split("CUDA Version")
+                            .nth(1)
+                            .map(|v| sanitize::clean_line(v.trim(), 40))
+                    })
+            });
+        let nvcc_path = real.join("bin/nvcc");
+        let nvcc = if nvcc_path.is_file() {
+            let mut cmd = std::process::Command::new(&nvcc_path);
+            cmd.arg("--version");
+            let lim = limit
+                .saturating_duration_since(Instant::now())
+                .min(Duration::from_secs(5));
+            match deadline::run(cmd, lim, 16 * 1024) {
+                Ok(o) if o.success() => match parse_nvcc_version(&o.stdout_text()) {
+                    Some(v) => Probed::found(v),
+                    None => Probed::failed("nvcc --version printed no release line"),
+                },
+                Ok(o) => Probed::failed(format!("nvcc --version {}", o.describe(lim))),
+                Err(e) => Probed::failed(format!("could not run nvcc: {e}")),
+            }
+        } else {
+            Probed::absent("no bin/nvcc in this toolkit")
+        };
+        if version.is_none() && !nvcc.is_found() && !real.join("lib64").is_dir() {
+            continue;
+        }
+        out.push(CudaToolkit {
+            root: real.to_string_lossy().into_owned(),
+            version,
+            nvcc,
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn library_names() {
+        assert_eq!(soname_major("libcudart.so.12"), Some(12));
+        assert_eq!(soname_major("libcudart.so.11.0"), Some(11));
+        assert_eq!(soname_major("libcudart-d0da41ae.so.11.0"), Some(11));
+        assert_eq!(soname_major("libcudart.so"), None);
+        assert_eq!(
+            file_full_version("libcudart.so.12.4.127").as_deref(),
+            Some("12.4.127")
+        );
+        assert_eq!(file_full_version("libcudart.so.11.0"), None);
+        assert!(classify("libcudnn_ops.so.9").is_none());
+        assert!(classify("libcudart_static.a").is_none());
+        assert!(classify("libcudnn.so.9").is_some());
+    }
+
+    #[test]
+    fn nvcc_and_version_json() {
+        // `nvcc --version` as CUDA 12.1 prints it (reference/compat-facts.md §8).
+        let t = "nvcc: NVIDIA (R) Cuda compiler driver\nCopyright (c) 2005-2023 NVIDIA Corporation\nBuilt on Mon_Apr__3_17:16:06_PDT_2023\nCuda compilation tools, release 12.1, V12.1.105\nBuild cuda_12.1.r12.1/compiler.32688072_0\n";
+        assert_eq!(parse_nvcc_version(t).as_deref(), Some("12.1.105"));
+        let j = r#"{"cuda": {"name": "CUDA SDK", "version": "13.3.0"}, "cuda_cudart": {"name": "CUDA Runtime (cudart)", "version": "13.3.29"}}"#;
+        assert_eq!(parse_version_json(j, "cuda").as_deref(), Some("13.3.0"));
+        assert_eq!(
+            parse_version_json(j, "cuda_cudart").as_deref(),
+            Some("13.3.29")
+        );
+        assert_eq!(parse_version_json("{", "cuda"), None);
+    }
+}

@@ -1,0 +1,242 @@
+//! Deadlines for everything that touches the machine.
+//!
+//! A wedged driver can block a read of /proc, an NVML call or a child process for minutes. Each
+//! probe therefore runs on its own thread and is waited for only until its deadline; a probe that
+//! misses it is reported as timed out and abandoned (its thread dies with the process). Child
+//! processes are killed at their deadline.
+
+use std::io::Read;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// How a probe run on a thread ended.
+#[derive(Debug)]
+pub enum Outcome<T> {
+    Done(T),
+    TimedOut,
+    Panicked(String),
+}
+
+/// A probe started on its own thread.
+pub struct Pending<T> {
+    pub name: &'static str,
+    started: Instant,
+    rx: mpsc::Receiver<thread::Result<T>>,
+}
+
+/// Starts `f` on a named thread. Panics inside it are caught and reported, never propagated.
+pub fn spawn<T: Send + 'static>(
+    name: &'static str,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Pending<T> {
+    let (tx, rx) = mpsc::channel();
+    let started = Instant::now();
+    let spawned = thread::Builder::new()
+        .name(format!("probe-{name}"))
+        .spawn(move || {
+            let r = catch_unwind(AssertUnwindSafe(f));
+            let _ = tx.send(r);
+        });
+    if let Err(e) = spawned {
+        // Could not start a thread: report it as a panic-like failure through the channel.
+        let (tx2, rx2) = mpsc::channel();
+        let _ = tx2.send(Err(
+            Box::new(format!("could not start a thread: {e}")) as Box<dyn std::any::Any + Send>
+        ));
+        return Pending {
+            name,
+            started,
+            rx: rx2,
+        };
+    }
+    Pending { name, started, rx }
+}
+
+impl<T> Pending<T> {
+    /// Waits until `deadline` at the latest.
+    pub fn wait(self, deadline: Instant) -> (Outcome<T>, Duration) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let out = match self.rx.recv_timeout(left) {
+            Ok(Ok(v)) => Outcome::Done(v),
+            Ok(Err(payload)) => Outcome::Panicked(panic_message(payload.as_ref())),
+            Err(_) => Outcome::TimedOut,
+        };
+        (out, self.started.elapsed())
+    }
+}
+
+/// The text of a panic payload.
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else {
+        "unknown panic".to_string()
+    }
+}
+
+/// What a child process printed before it exited or was killed.
+#[derive(Debug)]
+pub struct RunOutput {
+    pub status: Option<ExitStatus>,
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+    pub timed_out: bool,
+}
+
+impl RunOutput {
+    pub fn success(&self) -> bool {
+        !self.timed_out && self.status.is_some_and(|s| s.success())
+    }
+    pub fn stdout_text(&self) -> String {
+        String::from_utf8_lossy(&self.stdout).into_owned()
+    }
+    pub fn stderr_text(&self) -> String {
+        String::from_utf8_lossy(&self.stderr).into_owned()
+    }
+    /// "exit status 1", "killed by signal 6 (SIGABRT)", "timed out after 3 s".
+    pub fn describe(&self, limit: Duration) -> String {
+        if self.timed_out {
+            return format!(
+                "timed out after {:.1} s and was killed",
+                limit.as_secs_f64()
+            );
+        }
+        match self.status {
+            Some(s) => describe_status(s),
+            None => "ended in an unknown way".to_string(),
+        }
+    }
+}
+
+#[cfg(unix)]
+fn describe_status(s: ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    if let Some(sig) = s.signal() {
+        let name = match sig {
+            6 => " (SIGABRT)",
+            9 => " (SIGKILL)",
+            11 => " (SIGSEGV)",
+            7 => " (SIGBUS)",
+            _ => "",
+        };
+        return format!("killed by signal {sig}{name}");
+    }
+    match s.code() {
+        Some(c) => format!("exit status {c}"),
+        None => "ended in an unknown way".to_string(),
+    }
+}
+
+#[cfg(not(unix))]
+fn describe_status(s: ExitStatus) -> String {
+    match s.code() {
+        Some(c) => format!("exit status {c}"),
+        None => "ended in an unknown way".to_string(),
+    }
+}
+
+/// Runs `cmd` with no standard input, collecting at most `cap` bytes of each output stream,
+/// and kills it if it has not exited within `limit`.
+pub fn run(mut cmd: Command, limit: Duration, cap: usize) -> std::io::Result<RunOutput> {
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn()?;
+    let out_reader = child.stdout.take().map(|s| reader_thread(s, cap));
+    let err_reader = child.stderr.take().map(|s| reader_thread(s, cap));
+    let deadline = Instant::now() + limit;
+    let mut status = None;
+    let mut timed_out = false;
+    let mut nap = Duration::from_micros(200);
+    loop {
+        match child.try_wait() {
+            Ok(Some(s)) => {
+                status = Some(s);
+                break;
+            }
+            Ok(None) => {}
+            Err(_) => break,
+        }
+        if Instant::now() >= deadline {
+            timed_out = true;
+            let _ = child.kill();
+            status = child.wait().ok();
+            break;
+        }
+        thread::sleep(nap);
+        nap = (nap * 2).min(Duration::from_millis(20));
+    }
+    let collect =
+        |h: Option<thread::JoinHandle<Vec<u8>>>| h.and_then(|h| h.join().ok()).unwrap_or_default();
+    Ok(RunOutput {
+        status,
+        stdout: collect(out_reader),
+        stderr: collect(err_reader),
+        timed_out,
+    })
+}
+
+fn reader_thread<R: Read + Send + 'static>(mut r: R, cap: usize) -> thread::JoinHandle<Vec<u8>> {
+    thread::spawn(move || {
+        let mut buf = Vec::new();
+        let mut chunk = [0u8; 8192];
+        loop {
+            match r.read(&mut chunk) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    if buf.len() < cap {
+                        let take = n.min(cap - buf.len());
+                        buf.extend_from_slice(&chunk[..take]);
+                    }
+                }
+            }
+        }
+        buf
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_hanging_child_is_killed_at_its_deadline() {
+        let mut cmd = Command::new("sleep");
+        cmd.arg("30");
+        let t = Instant::now();
+        let out = run(cmd, Duration::from_millis(200), 1024).unwrap();
+        assert!(out.timed_out);
+        assert!(t.elapsed() < Duration::from_secs(5));
+        assert!(out
+            .describe(Duration::from_millis(200))
+            .contains("timed out"));
+    }
+
+    #[test]
+    fn output_is_collected_and_capped() {
+        let mut cmd = Command::new("sh");
+        cmd.args(["-c", "printf 0123456789; printf err >&2"]);
+        let out = run(cmd, Duration::from_secs(5), 4).unwrap();
+        assert!(out.success());
+        assert_eq!(out.stdout, b"0123");
+        assert_eq!(out.stderr, b"err");
+    }
+
+    #[test]
+    fn a_slow_probe_times_out_and_a_panicking_one_is_caught() {
+        let p = spawn("slow", || thread::sleep(Duration::from_secs(5)));
+        let (o, _) = p.wait(Instant::now() + Duration::from_millis(50));
+        assert!(matches!(o, Outcome::TimedOut));
+        let p = spawn("boom", || -> u32 { panic!("kaboom") });
+        let (o, _) = p.wait(Instant::now() + Duration::from_secs(5));
+        match o {
+            Outcome::Panicked(m) => assert!(m.contains("kaboom")),
+            other => panic!("expected a caught panic, got {other:?}"),
+        }
+    }
+}

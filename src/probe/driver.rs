@@ -1,0 +1,254 @@
+//! The NVIDIA kernel driver as the file system shows it: `/proc/driver/nvidia/version`,
+//! `/sys/module/nvidia/version`, nouveau, NVIDIA devices on the PCI bus and their bound driver,
+//! `/dev/nvidia*` nodes and the driver's daemons. Every path is read under a root so tests can
+//! point it at a recorded tree.
+
+use std::fs;
+use std::path::Path;
+
+use crate::sanitize;
+use crate::snapshot::{Daemon, DeviceNode, KernelModule, PciDevice, Probed};
+
+/// Parses the text of `/proc/driver/nvidia/version` (reference/compat-facts.md §8):
+/// proprietary "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  <date>" or open
+/// "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  550.144.03  Release Build …".
+pub fn parse_proc_version(text: &str) -> Option<KernelModule> {
+    let line = text.lines().find(|l| l.contains("NVRM version:"))?;
+    let open = line.contains("Open Kernel Module");
+    let after = if open {
+        line.split_once("Open Kernel Module")?.1
+    } else {
+        line.split_once("Kernel Module")?.1
+    };
+    let mut words = after.split_whitespace().peekable();
+    let mut arch = None;
+    if open && words.peek() == Some(&"for") {
+        words.next();
+        arch = words.next().map(str::to_string);
+    }
+    let version = words.find(|w| crate::version::DriverVersion::parse(w).is_some())?;
+    let flavor = if open {
+        "open"
+    } else if line.contains("Kernel Module") {
+        "proprietary"
+    } else {
+        "unknown"
+    };
+    Some(KernelModule {
+        version: version.to_string(),
+        flavor: flavor.to_string(),
+        arch,
+        line: sanitize::clean_line(line.trim(), 300),
+    })
+}
+
+pub fn kernel_module(root: &Path) -> Probed<KernelModule> {
+    let p = root.join("proc/driver/nvidia/version");
+    match fs::read_to_string(&p) {
+        Ok(t) => match parse_proc_version(&t) {
+            Some(k) => Probed::found(k),
+            None => Probed::failed_code(
+                "unparsed",
+                format!(
+                    "{} has no NVRM version line: {}",
+                    p.display(),
+                    sanitize::clean_line(t.lines().next().unwrap_or(""), 200)
+                ),
+            ),
+        },
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Probed::absent_code(
+            "not_loaded",
+            format!(
+                "{} does not exist: the nvidia kernel module is not loaded",
+                p.display()
+            ),
+        ),
+        Err(e) => Probed::failed(format!("could not read {}: {e}", p.display())),
+    }
+}
+
+pub fn sys_module_version(root: &Path) -> Probed<String> {
+    let p = root.join("sys/module/nvidia/version");
+    match fs::read_to_string(&p) {
+        Ok(t) => {
+            let v = t.trim();
+            if crate::version::DriverVersion::parse(v).is_some() {
+                Probed::found(v.to_string())
+            } else {
+                Probed::failed_code(
+                    "unparsed",
+                    format!("{} holds {:?}", p.display(), sanitize::clean_line(v, 80)),
+                )
+            }
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Probed::absent_code("not_loaded", format!("{} does not exist", p.display()))
+        }
+        Err(e) => Probed::failed(format!("could not read {}: {e}", p.display())),
+    }
+}
+
+pub fn nouveau_loaded(root: &Path) -> Probed<bool> {
+    let p = root.join("sys/module");
+    if !p.is_dir() {
+        return Probed::absent(format!("{} is not readable", p.display()));
+    }
+    Probed::found(p.join("nouveau").exists())
+}
+
+/// NVIDIA functions on the PCI bus (vendor 0x10de) with the kernel driver bound to each.
+pub fn pci_devices(root: &Path) -> Probed<Vec<PciDevice>> {
+    let dir = root.join("sys/bus/pci/devices");
+    let rd = match fs::read_dir(&dir) {
+        Ok(r) => r,
+        Err(e) => return Probed::absent(format!("{} is not readable: {e}", dir.display())),
+    };
+    let mut out = Vec::new();
+    for ent in rd.flatten() {
+        let p = ent.path();
+        let vendor = fs::read_to_string(p.join("vendor")).unwrap_or_default();
+        if vendor.trim() != "0x10de" {
+            continue;
+        }
+        let device_id = fs::read_to_string(p.join("device")).unwrap_or_default();
+        let class = fs::read_to_string(p.join("class")).unwrap_or_default();
+        let driver = fs::read_link(p.join("driver"))
+            .ok()
+            .and_then(|l| l.file_name().map(|n| n.to_string_lossy().into_owned()));
+        out.push(PciDevice {
+            bus_id: sanitize::clean_line(&ent.file_name().to_string_lossy(), 40),
+            device_id: sanitize::clean_line(device_id.trim(), 16),
+            class: sanitize::clean_line(class.trim(), 16),
+            driver: driver.map(|d| sanitize::clean_line(&d, 40)),
+        });
+    }
+    out.sort_by(|a, b| a.bus_id.cmp(&b.bus_id));
+    Probed::found(out)
+}
+
+/// `/dev/nvidia*` (and `/dev/nvidia-caps/*`), with whether this user can open them.
+pub fn device_nodes(root: &Path) -> Probed<Vec<DeviceNode>> {
+    let dev = root.join("dev");
+    let rd = match fs::read_dir(&dev) {
+        Ok(r) => r,
+        Err(e) => return Probed::failed(format!("{} is not readable: {e}", dev.display())),
+    };
+    let mut out = Vec::new();
+    for ent in rd.flatten() {
+        let name = ent.file_name().to_string_lossy().into_owned();
+        if !name.starts_with("nvidia") {
+            continue;
+        }
+        let p = ent.path();
+        if p.is_dir() {
+            if let Ok(sub) = fs::read_dir(&p) {
+                for s in sub.flatten() {
+                    out.push(node(&s.path()));
+                }
+            }
+            continue;
+        }
+        out.push(node(&p));
+    }
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    Probed::found(out)
+}
+
+fn node(p: &Path) -> DeviceNode {
+    DeviceNode {
+        path: sanitize::clean_line(&p.to_string_lossy(), 200),
+        readable: access(p, libc::R_OK),
+        writable: access(p, libc::W_OK),
+    }
+}
+
+#[cfg(unix)]
+fn access(p: &Path, mode: libc::c_int) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c) = std::ffi::CString::new(p.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: `c` is a valid NUL-terminated path for the duration of the call.
+    unsafe { libc::access(c.as_ptr(), mode) == 0 }
+}
+
+#[cfg(not(unix))]
+fn access(p: &Path, _mode: i32) -> bool {
+    p.exists()
+}
+
+/// The daemons a GPU host may need, found by process name under /proc.
+pub const DAEMONS: [&str; 2] = ["nvidia-persistenced", "nv-fabricmanager"];
+
+pub fn daemons(root: &Path) -> Probed<Vec<Daemon>> {
+    let proc_dir = root.join("proc");
+    let rd = match fs::read_dir(&proc_dir) {
+        Ok(r) => r,
+        Err(e) => return Probed::failed(format!("{} is not readable: {e}", proc_dir.display())),
+    };
+    let mut found: Vec<Daemon> = DAEMONS
+        .iter()
+        .map(|n| Daemon {
+            name: n.to_string(),
+            running: false,
+            pid: None,
+        })
+        .collect();
+    for ent in rd.flatten() {
+        let name = ent.file_name();
+        let Some(pid) = name.to_str().and_then(|s| s.parse::<u32>().ok()) else {
+            continue;
+        };
+        let Ok(comm) = fs::read_to_string(ent.path().join("comm")) else {
+            continue;
+        };
+        let comm = comm.trim();
+        for d in found.iter_mut() {
+            // comm is cut at 15 bytes: "nvidia-persiste", "nv-fabricmanage".
+            if !d.running && d.name.starts_with(comm) && comm.len() >= 8 {
+                d.running = true;
+                d.pid = Some(pid);
+            }
+        }
+    }
+    Probed::found(found)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Real lines recorded from machines (reference/compat-facts.md §8, uv's test fixtures).
+    const OPEN_550: &str = "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  550.144.03  Release Build  (dvs-builder@U16-I3-D08-1-2)  Mon Dec 30 17:26:13 UTC 2024\nGCC version:  gcc version 12.3.0 (Ubuntu 12.3.0-1ubuntu1~22.04)\n";
+    const PROP_375: &str = "NVRM version: NVIDIA UNIX x86_64 Kernel Module  375.74  Wed Jun 14 01:39:39 PDT 2017\nGCC version:  gcc version 5.4.0 20160609 (Ubuntu 5.4.0-6ubuntu1~16.04.4)\n";
+    const PROP_580: &str = "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  Wed Apr 29 17:32:45 UTC 2026\n";
+    const OPEN_ARM: &str = "NVRM version: NVIDIA UNIX Open Kernel Module for aarch64  580.65.06  Release Build  (dvs-builder@U22-I3-AE18-23-3)  Wed Jul 23 21:16:02 UTC 2025\n";
+
+    #[test]
+    fn open_module_line() {
+        let k = parse_proc_version(OPEN_550).unwrap();
+        assert_eq!(k.version, "550.144.03");
+        assert_eq!(k.flavor, "open");
+        assert_eq!(k.arch.as_deref(), Some("x86_64"));
+        let k = parse_proc_version(OPEN_ARM).unwrap();
+        assert_eq!(
+            (k.version.as_str(), k.arch.as_deref()),
+            ("580.65.06", Some("aarch64"))
+        );
+    }
+
+    #[test]
+    fn proprietary_module_lines() {
+        let k = parse_proc_version(PROP_375).unwrap();
+        assert_eq!(k.version, "375.74");
+        assert_eq!(k.flavor, "proprietary");
+        assert_eq!(k.arch, None);
+        assert_eq!(parse_proc_version(PROP_580).unwrap().version, "580.159.04");
+    }
+
+    #[test]
+    fn garbage_is_not_a_version() {
+        assert!(parse_proc_version("hello\n").is_none());
+        assert!(parse_proc_version("NVRM version: NVIDIA UNIX x86_64 Kernel Module  \n").is_none());
+    }
+}

@@ -1,0 +1,141 @@
+//! The host: operating system, kernel, distribution, container and WSL markers.
+
+use std::fs;
+use std::path::Path;
+
+use crate::sanitize;
+use crate::snapshot::Host;
+
+/// Reads the host facts under `root`, with the process environment given by `env`.
+pub fn probe(root: &Path, env: &dyn Fn(&str) -> Option<String>) -> Host {
+    let kernel = fs::read_to_string(root.join("proc/sys/kernel/osrelease"))
+        .ok()
+        .map(|s| sanitize::clean_line(s.trim(), 120));
+    let wsl = kernel
+        .as_deref()
+        .is_some_and(|k| k.to_ascii_lowercase().contains("microsoft"))
+        || env("WSL_DISTRO_NAME").is_some()
+        || root.join("proc/sys/fs/binfmt_misc/WSLInterop").exists();
+    let distribution = fs::read_to_string(root.join("etc/os-release"))
+        .ok()
+        .and_then(|t| os_release_name(&t));
+    let (container, markers) = container(root, env);
+    let os = if cfg!(target_os = "windows") {
+        "windows"
+    } else if cfg!(target_os = "macos") {
+        "macos"
+    } else if wsl {
+        "wsl"
+    } else {
+        "linux"
+    };
+    Host {
+        os: os.to_string(),
+        arch: std::env::consts::ARCH.to_string(),
+        kernel,
+        distribution,
+        container,
+        container_markers: markers,
+        wsl,
+    }
+}
+
+/// PRETTY_NAME, else NAME VERSION_ID, from /etc/os-release.
+pub fn os_release_name(text: &str) -> Option<String> {
+    let get = |key: &str| {
+        text.lines().find_map(|l| {
+            let (k, v) = l.split_once('=')?;
+            (k.trim() == key).then(|| v.trim().trim_matches('"').trim_matches('\'').to_string())
+        })
+    };
+    let name = get("PRETTY_NAME").or_else(|| {
+        let n = get("NAME")?;
+        Some(match get("VERSION_ID") {
+            Some(v) => format!("{n} {v}"),
+            None => n,
+        })
+    })?;
+    Some(sanitize::clean_line(&name, 120))
+}
+
+/// Which container runtime, if any, and the markers that say so.
+fn container(root: &Path, env: &dyn Fn(&str) -> Option<String>) -> (Option<String>, Vec<String>) {
+    let mut markers = Vec::new();
+    let mut kind: Option<&str> = None;
+    if env("KUBERNETES_SERVICE_HOST").is_some() {
+        markers.push("KUBERNETES_SERVICE_HOST".to_string());
+        kind = Some("kubernetes");
+    }
+    if root.join("var/run/secrets/kubernetes.io").exists() {
+        markers.push("/var/run/secrets/kubernetes.io".to_string());
+        kind = kind.or(Some("kubernetes"));
+    }
+    if root.join(".dockerenv").exists() {
+        markers.push("/.dockerenv".to_string());
+        kind = kind.or(Some("docker"));
+    }
+    if root.join("run/.containerenv").exists() {
+        markers.push("/run/.containerenv".to_string());
+        kind = kind.or(Some("podman"));
+    }
+    if let Some(c) = env("container") {
+        markers.push(format!("container={}", sanitize::clean_line(&c, 40)));
+        kind = kind.or(match c.as_str() {
+            "podman" => Some("podman"),
+            "docker" => Some("docker"),
+            "lxc" => Some("lxc"),
+            _ => Some("container"),
+        });
+    }
+    if kind.is_none() {
+        if let Ok(cg) = fs::read_to_string(root.join("proc/1/cgroup")) {
+            for (needle, k) in [
+                ("kubepods", "kubernetes"),
+                ("docker", "docker"),
+                ("containerd", "containerd"),
+                ("libpod", "podman"),
+                ("lxc", "lxc"),
+            ] {
+                if cg.contains(needle) {
+                    markers.push(format!("/proc/1/cgroup mentions {needle}"));
+                    kind = Some(k);
+                    break;
+                }
+            }
+        }
+    }
+    (kind.map(str::to_string), markers)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn os_release_pretty_name_or_name_and_version() {
+        let t = "PRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"\nNAME=\"Debian GNU/Linux\"\nVERSION_ID=\"12\"\n";
+        assert_eq!(
+            os_release_name(t).unwrap(),
+            "Debian GNU/Linux 12 (bookworm)"
+        );
+        assert_eq!(
+            os_release_name("NAME=Ubuntu\nVERSION_ID=22.04\n").unwrap(),
+            "Ubuntu 22.04"
+        );
+        assert_eq!(os_release_name("nothing"), None);
+    }
+
+    #[test]
+    fn container_markers_from_a_tree_and_the_environment() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join(".dockerenv"), "").unwrap();
+        let h = probe(d.path(), &|_| None);
+        assert_eq!(h.container.as_deref(), Some("docker"));
+        let h = probe(d.path(), &|k| {
+            (k == "KUBERNETES_SERVICE_HOST").then(|| "10.0.0.1".into())
+        });
+        assert_eq!(h.container.as_deref(), Some("kubernetes"));
+        let e = tempfile::tempdir().unwrap();
+        assert_eq!(probe(e.path(), &|_| None).container, None);
+    }
+}

@@ -1,0 +1,297 @@
+//! Probes: the only code that touches the machine. Each runs on its own thread under a
+//! deadline, concurrently with the others, and fills its part of the [`Snapshot`]. A probe that
+//! times out or panics becomes a failed value and a line in `snapshot.probes`, never a crash.
+
+pub mod cudalibs;
+pub mod deadline;
+pub mod driver;
+pub mod env;
+pub mod host;
+pub mod ldcache;
+pub mod libquery;
+pub mod nvml;
+pub mod python;
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use crate::snapshot::{Cuda, Driver, LibCuda, ProbeRun, Probed, Snapshot, SNAPSHOT_SCHEMA};
+use deadline::Outcome;
+
+/// What the probes need to know; built from the command line and the process environment.
+#[derive(Debug, Clone)]
+pub struct ProbeOptions {
+    /// The whole probe phase ends by this long after it starts.
+    pub timeout: Duration,
+    /// Run the Python import probe in each environment.
+    pub deep: bool,
+    /// `--python PATH` values.
+    pub pythons: Vec<PathBuf>,
+    /// File-system root ("/" except in tests).
+    pub root: PathBuf,
+    /// gpudoctor's own executable, re-run as the library helper.
+    pub helper: Option<PathBuf>,
+    /// Skip NVML (tests, or `--no-probe`).
+    pub nvml: bool,
+}
+
+impl Default for ProbeOptions {
+    fn default() -> Self {
+        ProbeOptions {
+            timeout: Duration::from_secs(10),
+            deep: false,
+            pythons: Vec::new(),
+            root: PathBuf::from("/"),
+            helper: std::env::current_exe().ok(),
+            nvml: true,
+        }
+    }
+}
+
+fn getenv(k: &str) -> Option<String> {
+    std::env::var(k)
+        .ok()
+        .filter(|v| !v.is_empty() || k == "CUDA_VISIBLE_DEVICES")
+}
+
+/// Probes the machine.
+pub fn probe_all(opts: &ProbeOptions) -> Snapshot {
+    let start = Instant::now();
+    let deadline_at = start + opts.timeout;
+    let mut snap = Snapshot::empty();
+    snap.taken_at = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .ok()
+        .map(|d| d.as_secs());
+    snap.env = env::probe(&getenv);
+
+    let root = opts.root.clone();
+    let host = deadline::spawn("host", move || host::probe(&root, &getenv));
+
+    let root = opts.root.clone();
+    let files = deadline::spawn("driver-files", move || Driver {
+        kernel_module: driver::kernel_module(&root),
+        sys_module_version: driver::sys_module_version(&root),
+        nouveau_loaded: driver::nouveau_loaded(&root),
+        pci_devices: driver::pci_devices(&root),
+        device_nodes: driver::device_nodes(&root),
+        daemons: driver::daemons(&root),
+        ..Default::default()
+    });
+
+    let nvml = opts.nvml.then(|| deadline::spawn("nvml", nvml::probe));
+
+    let helper = opts.helper.clone();
+    let per_call = opts.timeout.min(Duration::from_secs(5));
+    let libcuda = deadline::spawn("libcuda", move || libcuda(helper, per_call));
+
+    let py_src = python::Sources {
+        given: opts.pythons.clone(),
+        path_var: getenv("PATH"),
+        virtual_env: getenv("VIRTUAL_ENV"),
+        conda_prefix: getenv("CONDA_PREFIX"),
+        pyenv_root: getenv("PYENV_ROOT"),
+        pyenv_version: getenv("PYENV_VERSION"),
+        home: getenv("HOME"),
+    };
+    let lib_src = cudalibs::Sources {
+        ld_library_path: getenv("LD_LIBRARY_PATH"),
+        cuda_home: ["CUDA_HOME", "CUDA_PATH", "CUDA_ROOT"]
+            .iter()
+            .filter_map(|k| getenv(k))
+            .collect(),
+        conda_prefix: getenv("CONDA_PREFIX"),
+        path_var: getenv("PATH"),
+        ld_cache: Some(opts.root.join("etc/ld.so.cache")),
+        toolkit_roots: toolkit_roots(&opts.root),
+        helper: opts.helper.clone(),
+    };
+    let deep = opts
+        .deep
+        .then(|| opts.timeout.saturating_sub(Duration::from_millis(500)));
+    let software = deadline::spawn("software", move || {
+        let envs = python::probe(&py_src, deep);
+        let libs = cudalibs::probe(&lib_src, &envs, deadline_at);
+        (envs, libs)
+    });
+
+    let mut runs = Vec::new();
+    let mut record = |name: &str, took: Duration, outcome: &str| {
+        runs.push(ProbeRun {
+            name: name.to_string(),
+            millis: took.as_millis() as u64,
+            outcome: outcome.to_string(),
+        })
+    };
+
+    match host.wait(deadline_at) {
+        (Outcome::Done(h), t) => {
+            snap.host = Probed::found(h);
+            record("host", t, "ok");
+        }
+        (o, t) => {
+            snap.host = lost(&o, "host");
+            record("host", t, outcome_name(&o));
+        }
+    }
+    match files.wait(deadline_at) {
+        (Outcome::Done(d), t) => {
+            snap.driver = d;
+            record("driver-files", t, "ok");
+        }
+        (o, t) => {
+            snap.driver.kernel_module = lost(&o, "driver files");
+            record("driver-files", t, outcome_name(&o));
+        }
+    }
+    match nvml.map(|p| p.wait(deadline_at)) {
+        Some((Outcome::Done(r), t)) => {
+            snap.driver.nvml = r.info;
+            snap.gpus = r.gpus;
+            record("nvml", t, "ok");
+        }
+        Some((o, t)) => {
+            snap.driver.nvml = lost(&o, "NVML");
+            snap.gpus = lost(&o, "NVML");
+            record("nvml", t, outcome_name(&o));
+        }
+        None => {
+            snap.driver.nvml = Probed::absent_code("skipped", "NVML was not probed");
+            snap.gpus = Probed::absent_code("skipped", "NVML was not probed");
+        }
+    }
+    match libcuda.wait(deadline_at) {
+        (Outcome::Done(l), t) => {
+            snap.driver.libcuda = l;
+            record("libcuda", t, "ok");
+        }
+        (o, t) => {
+            snap.driver.libcuda = lost(&o, "libcuda");
+            record("libcuda", t, outcome_name(&o));
+        }
+    }
+    match software.wait(deadline_at) {
+        (Outcome::Done((envs, libs)), t) => {
+            snap.python = Probed::found(envs);
+            snap.cuda = Cuda {
+                runtimes: Probed::found(libs.runtimes),
+                toolkits: Probed::found(libs.toolkits),
+                assumed_version: None,
+            };
+            snap.cudnn = Probed::found(libs.cudnn);
+            snap.driver.libcuda_files = Probed::found(libs.libcuda_files);
+            record("software", t, "ok");
+        }
+        (o, t) => {
+            snap.python = lost(&o, "Python environments");
+            snap.cuda.runtimes = lost(&o, "CUDA libraries");
+            snap.cuda.toolkits = lost(&o, "CUDA toolkits");
+            snap.cudnn = lost(&o, "cuDNN libraries");
+            record("software", t, outcome_name(&o));
+        }
+    }
+    snap.probes = runs;
+    snap.schema = SNAPSHOT_SCHEMA.to_string();
+    snap
+}
+
+fn outcome_name<T>(o: &Outcome<T>) -> &'static str {
+    match o {
+        Outcome::Done(_) => "ok",
+        Outcome::TimedOut => "timeout",
+        Outcome::Panicked(_) => "panic",
+    }
+}
+
+fn lost<T, U>(o: &Outcome<U>, what: &str) -> Probed<T> {
+    match o {
+        Outcome::TimedOut => Probed::failed_code(
+            "timeout",
+            format!("probing {what} did not finish before the deadline (--timeout)"),
+        ),
+        Outcome::Panicked(m) => Probed::failed_code(
+            "panic",
+            format!(
+                "probing {what} failed internally: {}",
+                crate::sanitize::clean_line(m, 300)
+            ),
+        ),
+        Outcome::Done(_) => Probed::failed("internal: unexpected outcome"),
+    }
+}
+
+/// /usr/local/cuda, /usr/local/cuda-*, /opt/cuda under `root`.
+fn toolkit_roots(root: &std::path::Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let local = root.join("usr/local");
+    if let Ok(rd) = std::fs::read_dir(&local) {
+        let mut names: Vec<String> = rd
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n == "cuda" || n.starts_with("cuda-"))
+            .collect();
+        names.sort();
+        out.extend(names.into_iter().map(|n| local.join(n)));
+    }
+    out.push(root.join("opt/cuda"));
+    out
+}
+
+/// `libcuda.so.1` as the loader resolves it, through the library helper.
+fn libcuda(helper: Option<PathBuf>, limit: Duration) -> Probed<LibCuda> {
+    let Some(h) = helper else {
+        return Probed::absent("no helper executable to load libcuda with");
+    };
+    let name = if cfg!(windows) {
+        "nvcuda.dll"
+    } else {
+        "libcuda.so.1"
+    };
+    match libquery::query(&h, libquery::LibKind::Driver, name, limit) {
+        Ok(a) => {
+            if let Some(e) = a.error {
+                if a.path.is_none() && a.value.is_none() {
+                    return Probed::absent_code(
+                        "not_found",
+                        format!("{name} could not be loaded: {e}"),
+                    );
+                }
+            }
+            let file_version = a.path.as_deref().and_then(|p| {
+                let f = std::path::Path::new(p)
+                    .file_name()?
+                    .to_string_lossy()
+                    .into_owned();
+                let v = f.strip_prefix("libcuda.so.")?;
+                crate::version::DriverVersion::parse(v).map(|_| v.to_string())
+            });
+            Probed::found(LibCuda {
+                path: a.path,
+                file_version,
+                cuda_driver_version: a.value.map(|v| v as i32),
+                error: a.status.map(cu_result_name),
+            })
+        }
+        Err(e) => Probed::failed(e),
+    }
+}
+
+/// Names of the CUresult codes `cuDriverGetVersion` can return.
+fn cu_result_name(code: i64) -> String {
+    let name = match code {
+        1 => "CUDA_ERROR_INVALID_VALUE",
+        3 => "CUDA_ERROR_NOT_INITIALIZED",
+        34 => "CUDA_ERROR_STUB_LIBRARY",
+        35 => "CUDA_ERROR_INSUFFICIENT_DRIVER",
+        100 => "CUDA_ERROR_NO_DEVICE",
+        803 => "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH",
+        804 => "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE",
+        999 => "CUDA_ERROR_UNKNOWN",
+        _ => "",
+    };
+    if name.is_empty() {
+        format!("CUresult {code}")
+    } else {
+        format!("{name} ({code})")
+    }
+}

@@ -1,0 +1,251 @@
+//! NVML: initialisation (every failure mapped to what it means), the driver and CUDA versions
+//! it reports, and the GPUs. Old drivers lack newer symbols: memory info v2 exists only from
+//! 510.39 and the v3 process list only from R510, so both fall back to the older calls
+//! (reference/rust-crates.md §2).
+
+use nvml_wrapper::enum_wrappers::device::{Clock, ComputeMode, TemperatureSensor};
+use nvml_wrapper::enums::device::UsedGpuMemory;
+use nvml_wrapper::error::NvmlError;
+use nvml_wrapper::{Device, Nvml};
+
+use crate::sanitize;
+use crate::snapshot::{Clocks, Gpu, GpuMemory, GpuProcess, ModePair, NvmlInfo, PcieLink, Probed};
+
+/// What NVML said at init and about each GPU.
+pub struct NvmlReport {
+    pub info: Probed<NvmlInfo>,
+    pub gpus: Probed<Vec<Gpu>>,
+}
+
+/// Maps an init error to a code and a sentence that says what to do.
+pub fn init_error(e: &NvmlError) -> (bool, &'static str, String) {
+    // (absent?, code, message)
+    match e {
+        NvmlError::LibloadingError(le) => {
+            let mut detail = le.to_string();
+            if let Some(src) = std::error::Error::source(le) {
+                detail = format!("{detail}: {src}");
+            }
+            (
+                true,
+                "nvml_library_missing",
+                format!(
+                    "the NVML library libnvidia-ml.so.1 could not be loaded ({}); it is installed with the NVIDIA driver",
+                    sanitize::clean_line(&detail, 300)
+                ),
+            )
+        }
+        NvmlError::DriverNotLoaded => (
+            false,
+            "driver_not_loaded",
+            "NVML is installed but the NVIDIA kernel driver is not loaded (NVML_ERROR_DRIVER_NOT_LOADED)".to_string(),
+        ),
+        NvmlError::LibRmVersionMismatch => (
+            false,
+            "lib_rm_version_mismatch",
+            "NVML and the loaded kernel module are different driver versions (NVML_ERROR_LIB_RM_VERSION_MISMATCH: Driver/library version mismatch)".to_string(),
+        ),
+        NvmlError::NoPermission => (
+            false,
+            "no_permission",
+            "NVML was denied access to the GPUs (NVML_ERROR_NO_PERMISSION): check the permissions of /dev/nvidia*".to_string(),
+        ),
+        NvmlError::LibraryNotFound => (
+            true,
+            "nvml_library_missing",
+            "NVML could not find a library it needs (NVML_ERROR_LIBRARY_NOT_FOUND)".to_string(),
+        ),
+        NvmlError::GpuLost => (
+            false,
+            "gpu_lost",
+            "a GPU has fallen off the bus (NVML_ERROR_GPU_IS_LOST)".to_string(),
+        ),
+        other => (
+            false,
+            "nvml_error",
+            format!("NVML initialisation failed: {}", sanitize::clean_line(&other.to_string(), 300)),
+        ),
+    }
+}
+
+pub fn probe() -> NvmlReport {
+    let nvml = match Nvml::init() {
+        Ok(n) => n,
+        Err(e) => {
+            let (absent, code, msg) = init_error(&e);
+            let info = if absent {
+                Probed::absent_code(code, msg.clone())
+            } else {
+                Probed::failed_code(code, msg.clone())
+            };
+            let gpus = Probed::absent_code(code, format!("no GPU list: {msg}"));
+            return NvmlReport { info, gpus };
+        }
+    };
+    let count = nvml.device_count();
+    let info = NvmlInfo {
+        driver_version: nvml
+            .sys_driver_version()
+            .ok()
+            .map(|s| sanitize::clean_line(&s, 40)),
+        cuda_driver_version: nvml.sys_cuda_driver_version().ok(),
+        nvml_version: nvml
+            .sys_nvml_version()
+            .ok()
+            .map(|s| sanitize::clean_line(&s, 40)),
+        device_count: count.as_ref().ok().copied(),
+    };
+    let gpus = match count {
+        Ok(n) => Probed::found((0..n).map(|i| gpu(&nvml, i)).collect()),
+        Err(e) => Probed::failed_code(
+            "nvml_error",
+            format!(
+                "nvmlDeviceGetCount failed: {}",
+                sanitize::clean_line(&e.to_string(), 200)
+            ),
+        ),
+    };
+    NvmlReport {
+        info: Probed::found(info),
+        gpus,
+    }
+}
+
+fn p<T>(r: Result<T, NvmlError>) -> Probed<T> {
+    match r {
+        Ok(v) => Probed::found(v),
+        Err(NvmlError::NotSupported) => {
+            Probed::absent_code("not_supported", "not supported on this GPU")
+        }
+        Err(NvmlError::FailedToLoadSymbol(s)) => Probed::absent_code(
+            "old_driver",
+            format!("this driver's NVML lacks {}", sanitize::clean_line(&s, 120)),
+        ),
+        Err(NvmlError::NoPermission) => Probed::failed_code("no_permission", "no permission"),
+        Err(NvmlError::GpuLost) => {
+            Probed::failed_code("gpu_lost", "the GPU has fallen off the bus")
+        }
+        Err(NvmlError::ResetRequired) => {
+            Probed::failed_code("reset_required", "the GPU needs a reset")
+        }
+        Err(e) => Probed::failed(sanitize::clean_line(&e.to_string(), 200)),
+    }
+}
+
+fn gpu(nvml: &Nvml, index: u32) -> Gpu {
+    let dev = match nvml.device_by_index(index) {
+        Ok(d) => d,
+        Err(e) => {
+            let why: Probed<String> = p(Err(e));
+            let reason = why.reason().unwrap_or("unknown").to_string();
+            return Gpu {
+                index,
+                name: Probed::failed(format!("nvmlDeviceGetHandleByIndex failed: {reason}")),
+                ..Default::default()
+            };
+        }
+    };
+    Gpu {
+        index,
+        name: p(dev.name()).map(|s| sanitize::clean_line(&s, 96)),
+        uuid: p(dev.uuid()).map(|s| sanitize::clean_line(&s, 96)),
+        pci_bus_id: p(dev.pci_info()).map(|pi| sanitize::clean_line(&pi.bus_id, 40)),
+        compute_capability: p(dev.cuda_compute_capability())
+            .map(|c| format!("{}.{}", c.major, c.minor)),
+        memory: memory(nvml, &dev),
+        processes: processes(&dev),
+        persistence_mode: p(dev.is_in_persistent_mode()),
+        compute_mode: p(dev.compute_mode()).map(|m| {
+            match m {
+                ComputeMode::Default => "default",
+                ComputeMode::ExclusiveThread => "exclusive_thread",
+                ComputeMode::Prohibited => "prohibited",
+                ComputeMode::ExclusiveProcess => "exclusive_process",
+            }
+            .to_string()
+        }),
+        mig_mode: p(dev.mig_mode()).map(|m| ModePair {
+            current: m.current != 0,
+            pending: m.pending != 0,
+        }),
+        ecc_mode: p(dev.is_ecc_enabled()).map(|m| ModePair {
+            current: m.currently_enabled,
+            pending: m.pending_enabled,
+        }),
+        temperature_c: p(dev.temperature(TemperatureSensor::Gpu)),
+        power_w: p(dev.power_usage()).map(|mw| f64::from(mw) / 1000.0),
+        power_limit_w: p(dev.enforced_power_limit()).map(|mw| f64::from(mw) / 1000.0),
+        clocks: Probed::found(Clocks {
+            sm_mhz: dev.clock_info(Clock::SM).ok(),
+            mem_mhz: dev.clock_info(Clock::Memory).ok(),
+            sm_max_mhz: dev.max_clock_info(Clock::SM).ok(),
+            mem_max_mhz: dev.max_clock_info(Clock::Memory).ok(),
+        }),
+        pcie: Probed::found(PcieLink {
+            gen: dev.current_pcie_link_gen().ok(),
+            width: dev.current_pcie_link_width().ok(),
+            max_gen: dev.max_pcie_link_gen().ok(),
+            max_width: dev.max_pcie_link_width().ok(),
+        }),
+    }
+}
+
+/// Memory info v2 (510.39+), else the v1 call that R450/R470 have.
+fn memory(nvml: &Nvml, dev: &Device) -> Probed<GpuMemory> {
+    match dev.memory_info() {
+        Ok(m) => Probed::found(GpuMemory {
+            total_bytes: m.total,
+            used_bytes: m.used,
+            free_bytes: m.free,
+        }),
+        Err(NvmlError::FailedToLoadSymbol(_)) => {
+            let lib = nvml.lib();
+            if lib.nvmlDeviceGetMemoryInfo.is_err() {
+                return Probed::absent_code(
+                    "old_driver",
+                    "neither memory info v1 nor v2 exists in this NVML",
+                );
+            }
+            // SAFETY: the symbol exists (checked above); `m` is a valid out-pointer and the
+            // handle belongs to this live NVML session.
+            let mut m: nvml_wrapper_sys::bindings::nvmlMemory_t = unsafe { std::mem::zeroed() };
+            let rc = unsafe { lib.nvmlDeviceGetMemoryInfo(dev.handle(), &mut m) };
+            if rc == 0 {
+                Probed::found(GpuMemory {
+                    total_bytes: m.total,
+                    used_bytes: m.used,
+                    free_bytes: m.free,
+                })
+            } else {
+                Probed::failed(format!("nvmlDeviceGetMemoryInfo returned {rc}"))
+            }
+        }
+        Err(e) => p::<GpuMemory>(Err(e)),
+    }
+}
+
+/// Compute processes through v3 (R510+), else v2 (legacy).
+fn processes(dev: &Device) -> Probed<Vec<GpuProcess>> {
+    let list = match dev.running_compute_processes() {
+        Err(NvmlError::FailedToLoadSymbol(_)) => dev.running_compute_processes_v2(),
+        other => other,
+    };
+    p(list).map(|v| {
+        v.into_iter()
+            .map(|pi| GpuProcess {
+                pid: pi.pid,
+                name: process_name(pi.pid),
+                used_bytes: match pi.used_gpu_memory {
+                    UsedGpuMemory::Used(b) => Some(b),
+                    UsedGpuMemory::Unavailable => None,
+                },
+            })
+            .collect()
+    })
+}
+
+fn process_name(pid: u32) -> Option<String> {
+    std::fs::read_to_string(format!("/proc/{pid}/comm"))
+        .ok()
+        .map(|s| sanitize::clean_line(s.trim(), 64))
+}

@@ -1,0 +1,607 @@
+//! Python environments and the frameworks installed in them, read from the file system without
+//! importing anything: the interpreters on PATH, VIRTUAL_ENV, CONDA_PREFIX and `--python`; their
+//! site-packages; the dist-info of torch, tensorflow, jax, cupy and the nvidia-* wheels;
+//! `torch/version.py` and TensorFlow's `build_info.py`. `--deep` also runs one embedded script per
+//! environment that imports the frameworks and prints tagged JSON (the uv interpreter-probe model).
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use super::deadline;
+use crate::sanitize;
+use crate::snapshot::{Package, Probed, PythonEnv, TensorflowBuild, TorchBuild};
+use crate::version::normalize_dist_name;
+
+/// Distributions recorded from each site-packages (normalised-name prefixes).
+pub const INTERESTING: &[&str] = &[
+    "torch",
+    "tensorflow",
+    "tf-nightly",
+    "tf-keras",
+    "jax",
+    "jaxlib",
+    "cupy",
+    "nvidia-",
+    "triton",
+    "onnxruntime",
+    "tensorrt",
+    "paddlepaddle",
+];
+
+/// Where to look for environments.
+#[derive(Debug, Clone, Default)]
+pub struct Sources {
+    /// `--python PATH` values.
+    pub given: Vec<PathBuf>,
+    pub path_var: Option<String>,
+    pub virtual_env: Option<String>,
+    pub conda_prefix: Option<String>,
+    pub pyenv_root: Option<String>,
+    pub pyenv_version: Option<String>,
+    pub home: Option<String>,
+}
+
+/// Finds the environments, scans their site-packages, and (with `deep`) runs the import probe.
+pub fn probe(src: &Sources, deep: Option<Duration>) -> Vec<PythonEnv> {
+    let mut envs: Vec<PythonEnv> = Vec::new();
+    let mut seen: BTreeSet<PathBuf> = BTreeSet::new();
+    let mut add = |env: Option<PythonEnv>, envs: &mut Vec<PythonEnv>| {
+        if let Some(e) = env {
+            let key = fs::canonicalize(&e.prefix).unwrap_or_else(|_| PathBuf::from(&e.prefix));
+            if seen.insert(key) {
+                envs.push(e);
+            }
+        }
+    };
+    for g in &src.given {
+        let env = if g.is_dir() {
+            from_prefix(g, "given", "--python", None)
+        } else {
+            from_interpreter(g, "--python", src)
+        };
+        let env = env.or_else(|| {
+            Some(PythonEnv {
+                interpreter: Some(g.to_string_lossy().into_owned()),
+                prefix: g.to_string_lossy().into_owned(),
+                kind: "given".into(),
+                origin: "--python (no site-packages found)".into(),
+                ..Default::default()
+            })
+        });
+        add(env, &mut envs);
+    }
+    if let Some(v) = &src.virtual_env {
+        add(
+            from_prefix(Path::new(v), "venv", "VIRTUAL_ENV", None),
+            &mut envs,
+        );
+    }
+    if let Some(c) = &src.conda_prefix {
+        add(
+            from_prefix(Path::new(c), "conda", "CONDA_PREFIX", None),
+            &mut envs,
+        );
+    }
+    if let Some(path) = &src.path_var {
+        for name in ["python3", "python"] {
+            if let Some(exe) = which(path, name) {
+                add(
+                    from_interpreter(&exe, &format!("PATH {name}"), src),
+                    &mut envs,
+                );
+            }
+        }
+    }
+    for e in envs.iter_mut() {
+        scan(e);
+    }
+    if let Some(limit) = deep {
+        let handles: Vec<_> = envs
+            .iter()
+            .map(|e| {
+                let exe = e.interpreter.clone();
+                std::thread::spawn(move || exe.map(|x| deep_probe(Path::new(&x), limit)))
+            })
+            .collect();
+        for (e, h) in envs.iter_mut().zip(handles) {
+            e.deep = match h.join() {
+                Ok(Some(r)) => Some(r),
+                Ok(None) => Some(Probed::absent("no interpreter known for this environment")),
+                Err(_) => Some(Probed::failed("the deep probe thread panicked")),
+            };
+        }
+    }
+    envs
+}
+
+/// The first executable called `name` on a PATH string.
+pub fn which(path: &str, name: &str) -> Option<PathBuf> {
+    std::env::split_paths(path)
+        .map(|d| d.join(name))
+        .find(|p| is_executable(p))
+}
+
+#[cfg(unix)]
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+#[cfg(not(unix))]
+fn is_executable(p: &Path) -> bool {
+    p.is_file()
+}
+
+/// An environment from an interpreter path, without running it.
+fn from_interpreter(exe: &Path, origin: &str, src: &Sources) -> Option<PythonEnv> {
+    // A venv: bin/python is a symlink, and pyvenv.cfg sits one level above bin/.
+    let bin = exe.parent()?;
+    let top = bin.parent()?;
+    if top.join("pyvenv.cfg").is_file() {
+        return from_prefix(top, "venv", origin, Some(exe));
+    }
+    // A pyenv shim is a shell script; the selected version lives under $PYENV_ROOT/versions.
+    if bin.file_name().is_some_and(|n| n == "shims") {
+        let root = src
+            .pyenv_root
+            .clone()
+            .map(PathBuf::from)
+            .unwrap_or_else(|| top.to_path_buf());
+        let version = src
+            .pyenv_version
+            .clone()
+            .or_else(|| fs::read_to_string(root.join("version")).ok())
+            .and_then(|v| v.lines().next().map(|l| l.trim().to_string()))
+            .filter(|v| !v.is_empty() && v != "system")?;
+        let prefix = root.join("versions").join(&version);
+        let real = prefix.join("bin").join(exe.file_name()?);
+        return from_prefix(&prefix, "pyenv", origin, Some(&real));
+    }
+    let real = fs::canonicalize(exe).ok()?;
+    let prefix = real.parent()?.parent()?;
+    let kind = if prefix.join("conda-meta").is_dir() {
+        "conda"
+    } else {
+        "system"
+    };
+    let mut env = from_prefix(prefix, kind, origin, Some(exe))?;
+    // The user site of a system interpreter.
+    if let (Some(home), Some(ver)) = (&src.home, env.python_version.clone()) {
+        let user = Path::new(home)
+            .join(".local/lib")
+            .join(format!("python{ver}"))
+            .join("site-packages");
+        if user.is_dir() {
+            env.site_packages.push(user.to_string_lossy().into_owned());
+        }
+    }
+    Some(env)
+}
+
+/// An environment from its prefix: finds lib/pythonX.Y/site-packages (and Debian's
+/// dist-packages, Windows' Lib/site-packages).
+pub fn from_prefix(
+    prefix: &Path,
+    kind: &str,
+    origin: &str,
+    exe: Option<&Path>,
+) -> Option<PythonEnv> {
+    let mut site = Vec::new();
+    let mut version = None;
+    for lib in [
+        prefix.join("lib"),
+        prefix.join("local/lib"),
+        prefix.join("lib64"),
+    ] {
+        let Ok(rd) = fs::read_dir(&lib) else { continue };
+        let mut names: Vec<String> = rd
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("python3"))
+            .collect();
+        names.sort();
+        for n in names {
+            for sub in ["site-packages", "dist-packages"] {
+                let d = lib.join(&n).join(sub);
+                if d.is_dir() {
+                    if version.is_none() && n.len() > "python".len() {
+                        version = Some(n["python".len()..].to_string());
+                    }
+                    site.push(d.to_string_lossy().into_owned());
+                }
+            }
+        }
+    }
+    let win = prefix.join("Lib").join("site-packages");
+    if win.is_dir() {
+        site.push(win.to_string_lossy().into_owned());
+    }
+    // A directory that is itself a site-packages (given with --python).
+    if site.is_empty() && kind == "given" {
+        site.push(prefix.to_string_lossy().into_owned());
+    }
+    // venvs with include-system-site-packages = true also see the base interpreter's.
+    if kind == "venv" {
+        if let Ok(cfg) = fs::read_to_string(prefix.join("pyvenv.cfg")) {
+            let get = |k: &str| {
+                cfg.lines().find_map(|l| {
+                    let (a, b) = l.split_once('=')?;
+                    (a.trim() == k).then(|| b.trim().to_string())
+                })
+            };
+            if version.is_none() {
+                version = get("version").or_else(|| get("version_info"));
+            }
+            if get("include-system-site-packages").as_deref() == Some("true") {
+                if let Some(home) = get("home") {
+                    if let Some(base) = Path::new(&home).parent() {
+                        if let Some(b) = from_prefix(base, "system", origin, None) {
+                            site.extend(b.site_packages);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    if site.is_empty() {
+        return None;
+    }
+    let interpreter = exe
+        .map(Path::to_path_buf)
+        .or_else(|| {
+            ["bin/python3", "bin/python", "python.exe"]
+                .iter()
+                .map(|b| prefix.join(b))
+                .find(|p| p.exists())
+        })
+        .map(|p| p.to_string_lossy().into_owned());
+    Some(PythonEnv {
+        interpreter,
+        prefix: prefix.to_string_lossy().into_owned(),
+        kind: kind.to_string(),
+        origin: origin.to_string(),
+        python_version: version.map(|v| sanitize::clean_line(&v, 20)),
+        site_packages: site,
+        ..Default::default()
+    })
+}
+
+/// Reads the interesting packages and framework build files of an environment.
+pub fn scan(env: &mut PythonEnv) {
+    let mut pkgs: Vec<Package> = Vec::new();
+    for sp in env.site_packages.clone() {
+        let sp = Path::new(&sp);
+        let Ok(rd) = fs::read_dir(sp) else { continue };
+        for ent in rd.flatten() {
+            let name = ent.file_name().to_string_lossy().into_owned();
+            if let Some(p) = dist_from_dir_name(&name) {
+                if INTERESTING.iter().any(|pre| p.0.starts_with(pre))
+                    && !pkgs.iter().any(|q| q.name == p.0)
+                {
+                    pkgs.push(Package {
+                        name: p.0,
+                        version: p.1,
+                        path: Some(ent.path().to_string_lossy().into_owned()),
+                    });
+                }
+            }
+        }
+        if env.torch.is_none() {
+            if let Ok(t) = fs::read_to_string(sp.join("torch/version.py")) {
+                env.torch = parse_torch_version_py(&t);
+            }
+        }
+        if env.tensorflow.is_none() {
+            if let Ok(t) = fs::read_to_string(sp.join("tensorflow/python/platform/build_info.py")) {
+                env.tensorflow = Some(parse_tf_build_info(&t));
+            }
+        }
+    }
+    pkgs.sort_by(|a, b| a.name.cmp(&b.name));
+    if let Some(tf) = env.tensorflow.as_mut() {
+        if let Some(p) = pkgs.iter().find(|p| {
+            p.name == "tensorflow"
+                || p.name.starts_with("tensorflow-")
+                || p.name == "tf-nightly"
+                || p.name.starts_with("tf-nightly-")
+        }) {
+            tf.package = p.name.clone();
+            tf.version = p.version.clone();
+        }
+    }
+    env.packages = pkgs;
+}
+
+/// `torch-2.7.1.dist-info` → ("torch", "2.7.1"); `nvidia_cuda_runtime_cu12-12.9.79.dist-info`;
+/// `foo-1.0-py3.8.egg-info`.
+pub fn dist_from_dir_name(name: &str) -> Option<(String, String)> {
+    let stem = name
+        .strip_suffix(".dist-info")
+        .or_else(|| name.strip_suffix(".egg-info"))?;
+    let (n, rest) = stem.split_once('-')?;
+    let version = rest.split("-py").next().unwrap_or(rest);
+    if n.is_empty() || version.is_empty() {
+        return None;
+    }
+    Some((normalize_dist_name(n), sanitize::clean_line(version, 60)))
+}
+
+/// Parses `torch/version.py` (both the annotated `cuda: Optional[str] = '12.6'` and the older
+/// `cuda = '12.1'` forms).
+pub fn parse_torch_version_py(text: &str) -> Option<TorchBuild> {
+    let mut b = TorchBuild::default();
+    let mut have_version = false;
+    for line in text.lines() {
+        let Some((lhs, rhs)) = line.split_once('=') else {
+            continue;
+        };
+        let key = lhs.split(':').next().unwrap_or("").trim();
+        let val = py_str(rhs.trim());
+        match key {
+            "__version__" => {
+                if let Some(v) = val {
+                    b.version = v;
+                    have_version = true;
+                }
+            }
+            "cuda" => b.cuda = val,
+            "hip" => b.hip = val,
+            "git_version" => b.git_version = val,
+            _ => {}
+        }
+    }
+    have_version.then_some(b)
+}
+
+/// A Python string literal ('x' or "x"); None for `None` or anything else.
+fn py_str(s: &str) -> Option<String> {
+    let s = s.trim();
+    let q = s.chars().next()?;
+    if q != '\'' && q != '"' {
+        return None;
+    }
+    let inner = &s[1..];
+    let end = inner.find(q)?;
+    Some(sanitize::clean_line(&inner[..end], 200))
+}
+
+/// A Python literal token.
+#[derive(Debug, Clone, PartialEq)]
+enum Tok {
+    Str(String),
+    Bool(bool),
+    None,
+    Open,
+    Close,
+    Colon,
+    Comma,
+    Other,
+}
+
+fn tokenize(text: &str) -> Vec<Tok> {
+    let mut out = Vec::new();
+    let b = text.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        match c {
+            b'#' => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'\'' | b'"' => {
+                let start = i + 1;
+                let mut j = start;
+                while j < b.len() && b[j] != c {
+                    if b[j] == b'\\' {
+                        j += 1;
+                    }
+                    j += 1;
+                }
+                let end = j.min(b.len());
+                out.push(Tok::Str(
+                    String::from_utf8_lossy(&b[start..end]).into_owned(),
+                ));
+                i = j + 1;
+                continue;
+            }
+            b'[' | b'(' | b'{' => out.push(Tok::Open),
+            b']' | b')' | b'}' => out.push(Tok::Close),
+            b':' => out.push(Tok::Colon),
+            b',' => out.push(Tok::Comma),
+            c if c.is_ascii_alphabetic() || c == b'_' => {
+                let start = i;
+                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] == b'.')
+                {
+                    i += 1;
+                }
+                out.push(match &text[start..i] {
+                    "True" => Tok::Bool(true),
+                    "False" => Tok::Bool(false),
+                    "None" => Tok::None,
+                    _ => Tok::Other,
+                });
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    out
+}
+
+/// Parses TensorFlow's generated `build_info.py`, in both the dict and the
+/// `collections.OrderedDict([('key', value), …])` forms.
+pub fn parse_tf_build_info(text: &str) -> TensorflowBuild {
+    let toks = tokenize(text);
+    let mut b = TensorflowBuild::default();
+    let mut i = 0;
+    while i + 2 < toks.len() {
+        let (Tok::Str(key), Tok::Colon | Tok::Comma) = (&toks[i], &toks[i + 1]) else {
+            i += 1;
+            continue;
+        };
+        let v = &toks[i + 2];
+        match (key.as_str(), v) {
+            ("is_cuda_build", Tok::Bool(x)) => b.is_cuda_build = Some(*x),
+            ("is_rocm_build", Tok::Bool(x)) => b.is_rocm_build = Some(*x),
+            ("cuda_version", Tok::Str(s)) => b.cuda_version = Some(sanitize::clean_line(s, 20)),
+            ("cudnn_version", Tok::Str(s)) => b.cudnn_version = Some(sanitize::clean_line(s, 20)),
+            ("cuda_compute_capabilities", Tok::Open) => {
+                let mut j = i + 3;
+                while j < toks.len() && toks[j] != Tok::Close {
+                    if let Tok::Str(s) = &toks[j] {
+                        b.cuda_compute_capabilities
+                            .push(sanitize::clean_line(s, 20));
+                    }
+                    j += 1;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    b
+}
+
+/// The script `--deep` runs in each environment. It prints one line starting with the tag,
+/// holding JSON with `"result": "success"` and what each framework said.
+pub const DEEP_SCRIPT: &str = r#"
+import json, sys
+out = {"result": "success", "python": sys.version.split()[0]}
+def attempt(name, fn):
+    try:
+        out[name] = fn()
+    except BaseException as e:
+        out[name] = {"error": "%s: %s" % (type(e).__name__, str(e)[:500])}
+def t():
+    import importlib.util
+    if importlib.util.find_spec("torch") is None:
+        return None
+    import torch
+    r = {"version": torch.__version__, "cuda": torch.version.cuda,
+         "hip": getattr(torch.version, "hip", None)}
+    r["cuda_available"] = bool(torch.cuda.is_available())
+    r["device_count"] = torch.cuda.device_count() if r["cuda_available"] else 0
+    try:
+        r["arch_list"] = torch.cuda.get_arch_list() if r["cuda_available"] else torch._C._cuda_getArchFlags().split()
+    except Exception as e:
+        r["arch_list_error"] = str(e)[:200]
+    try:
+        r["cudnn"] = torch.backends.cudnn.version()
+    except Exception as e:
+        r["cudnn_error"] = str(e)[:200]
+    if r["cuda_available"]:
+        r["devices"] = [{"name": torch.cuda.get_device_name(i),
+                         "capability": list(torch.cuda.get_device_capability(i))}
+                        for i in range(r["device_count"])]
+    return r
+def tf():
+    import importlib.util
+    if importlib.util.find_spec("tensorflow") is None:
+        return None
+    import tensorflow as tf
+    return {"version": tf.__version__, "build_info": {k: v for k, v in tf.sysconfig.get_build_info().items()},
+            "gpus": [d.name for d in tf.config.list_physical_devices("GPU")]}
+def jx():
+    import importlib.util
+    if importlib.util.find_spec("jax") is None:
+        return None
+    import jax
+    import jaxlib
+    return {"version": jax.__version__, "jaxlib": getattr(jaxlib, "__version__", None),
+            "backend": jax.default_backend(), "devices": [str(d) for d in jax.devices()]}
+attempt("torch", t)
+attempt("tensorflow", tf)
+attempt("jax", jx)
+sys.stdout.flush()
+print("\nGPUDOCTOR_DEEP " + json.dumps(out, default=str))
+"#;
+
+const DEEP_TAG: &str = "GPUDOCTOR_DEEP ";
+
+/// Runs the deep script with `exe` under `limit`.
+pub fn deep_probe(exe: &Path, limit: Duration) -> Probed<serde_json::Value> {
+    let mut cmd = Command::new(exe);
+    cmd.arg("-c").arg(DEEP_SCRIPT);
+    let out = match deadline::run(cmd, limit, 4 * 1024 * 1024) {
+        Ok(o) => o,
+        Err(e) => return Probed::failed(format!("could not run {}: {e}", exe.display())),
+    };
+    if out.timed_out {
+        return Probed::failed_code(
+            "timeout",
+            format!("importing the frameworks {}", out.describe(limit)),
+        );
+    }
+    parse_deep_output(&out.stdout_text()).unwrap_or_else(|| {
+        let err = out.stderr_text();
+        let last = err
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("");
+        Probed::failed(format!(
+            "{} {} without a result: {}",
+            exe.display(),
+            out.describe(limit),
+            sanitize::clean_line(last, 300)
+        ))
+    })
+}
+
+pub fn parse_deep_output(stdout: &str) -> Option<Probed<serde_json::Value>> {
+    let line = stdout
+        .lines()
+        .rev()
+        .find_map(|l| l.strip_prefix(DEEP_TAG))?;
+    match serde_json::from_str::<serde_json::Value>(line) {
+        Ok(v) if v.get("result").and_then(|r| r.as_str()) == Some("success") => {
+            Some(Probed::found(v))
+        }
+        Ok(_) => Some(Probed::failed("the deep probe did not report success")),
+        Err(e) => Some(Probed::failed(format!(
+            "the deep probe printed bad JSON: {e}"
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dist_info_names() {
+        assert_eq!(
+            dist_from_dir_name("nvidia_cuda_runtime_cu12-12.9.79.dist-info").unwrap(),
+            ("nvidia-cuda-runtime-cu12".into(), "12.9.79".into())
+        );
+        assert_eq!(
+            dist_from_dir_name("torch-2.7.1.dist-info").unwrap(),
+            ("torch".into(), "2.7.1".into())
+        );
+        assert_eq!(
+            dist_from_dir_name("jax_cuda12_plugin-0.4.30.dist-info")
+                .unwrap()
+                .0,
+            "jax-cuda12-plugin"
+        );
+        assert_eq!(
+            dist_from_dir_name("cupy-12.0.0-py3.10.egg-info").unwrap(),
+            ("cupy".into(), "12.0.0".into())
+        );
+        assert!(dist_from_dir_name("torch").is_none());
+    }
+
+    #[test]
+    fn deep_output_tagged_json() {
+        let ok = "noise\nGPUDOCTOR_DEEP {\"result\": \"success\", \"torch\": null}\n";
+        assert!(parse_deep_output(ok).unwrap().is_found());
+        assert!(parse_deep_output("nothing here").is_none());
+        assert!(!parse_deep_output("GPUDOCTOR_DEEP {bad").unwrap().is_found());
+    }
+}

@@ -1,0 +1,451 @@
+//! Renderers: the only code that decides how a report looks (and whether it has colour). Each
+//! format is its own file; they all read the same [`Report`] and the per-area view built here.
+
+pub mod human;
+pub mod json;
+pub mod markdown;
+
+use crate::report::{Area, Finding, Report, Severity};
+use crate::rules::gib;
+use crate::snapshot::{Probed, Snapshot};
+use crate::version::cuda_api_to_string;
+
+/// The doctor mark of an area.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mark {
+    Ok,
+    Warning,
+    Error,
+    Unknown,
+}
+
+impl Mark {
+    pub fn symbol(self) -> &'static str {
+        match self {
+            Mark::Ok => "✓",
+            Mark::Warning => "!",
+            Mark::Error => "✗",
+            Mark::Unknown => "?",
+        }
+    }
+}
+
+/// One doctor line: an area, its mark, a headline, fact lines and its findings.
+pub struct AreaView<'a> {
+    pub area: Area,
+    pub mark: Mark,
+    pub headline: String,
+    pub facts: Vec<String>,
+    pub findings: Vec<&'a Finding>,
+}
+
+/// Which GPUs to show (`--gpu`); None shows all.
+pub type GpuFilter = Option<Vec<u32>>;
+
+/// Builds the per-area view of a report.
+pub fn areas<'a>(report: &'a Report, gpus: &GpuFilter) -> Vec<AreaView<'a>> {
+    let s = &report.snapshot;
+    Area::ALL
+        .iter()
+        .map(|&area| {
+            let findings: Vec<&Finding> =
+                report.findings.iter().filter(|f| f.area == area).collect();
+            let (headline, facts, unknown) = describe(area, s, gpus);
+            let worst = findings.iter().map(|f| f.severity).max();
+            let mark = match worst {
+                Some(Severity::Error) => Mark::Error,
+                Some(Severity::Warning) => Mark::Warning,
+                _ if unknown => Mark::Unknown,
+                _ => Mark::Ok,
+            };
+            AreaView {
+                area,
+                mark,
+                headline,
+                facts,
+                findings,
+            }
+        })
+        .collect()
+}
+
+/// "N errors, M warnings in K of 7 categories." or "No issues found."
+pub fn summary_line(report: &Report, views: &[AreaView]) -> String {
+    let e = report.summary.errors;
+    let w = report.summary.warnings;
+    if e == 0 && w == 0 {
+        return "No issues found.".to_string();
+    }
+    let k = views
+        .iter()
+        .filter(|v| matches!(v.mark, Mark::Error | Mark::Warning))
+        .count();
+    let mut parts = Vec::new();
+    if e > 0 {
+        parts.push(format!("{e} error{}", if e == 1 { "" } else { "s" }));
+    }
+    if w > 0 {
+        parts.push(format!("{w} warning{}", if w == 1 { "" } else { "s" }));
+    }
+    format!("{} in {k} of {} categories.", parts.join(", "), views.len())
+}
+
+fn reason<T>(p: &Probed<T>) -> String {
+    p.reason().unwrap_or("unknown").to_string()
+}
+
+/// (headline, facts, could-not-tell)
+fn describe(area: Area, s: &Snapshot, gpus: &GpuFilter) -> (String, Vec<String>, bool) {
+    match area {
+        Area::Host => match s.host.get() {
+            Some(h) => {
+                let mut head = h.distribution.clone().unwrap_or_else(|| h.os.clone());
+                if let Some(k) = &h.kernel {
+                    head.push_str(&format!(", kernel {k}"));
+                }
+                head.push_str(&format!(", {}", h.arch));
+                if h.wsl {
+                    head.push_str(", WSL2");
+                }
+                if let Some(c) = &h.container {
+                    head.push_str(&format!(", inside a {c} container"));
+                }
+                (head, Vec::new(), false)
+            }
+            None => (
+                format!("unknown ({})", reason(&s.host)),
+                Vec::new(),
+                !unprobed_any(&s.host),
+            ),
+        },
+        Area::Driver => {
+            let d = &s.driver;
+            let version = d
+                .kernel_version()
+                .map(str::to_string)
+                .or_else(|| d.nvml.get().and_then(|n| n.driver_version.clone()));
+            let cuda = d
+                .nvml
+                .get()
+                .and_then(|n| n.cuda_driver_version)
+                .or_else(|| d.libcuda.get().and_then(|l| l.cuda_driver_version));
+            let mut facts = Vec::new();
+            if let Some(k) = d.kernel_module.get() {
+                facts.push(format!("kernel module {} ({})", k.version, k.flavor));
+            }
+            match d.nvml.get() {
+                Some(n) => facts.push(format!(
+                    "NVML: driver {}, CUDA {}",
+                    n.driver_version.as_deref().unwrap_or("?"),
+                    n.cuda_driver_version
+                        .map(cuda_api_to_string)
+                        .unwrap_or_else(|| "?".into())
+                )),
+                None if !unprobed_any(&d.nvml) => facts.push(format!("NVML: {}", reason(&d.nvml))),
+                None => {}
+            }
+            match d.libcuda.get() {
+                Some(l) => facts.push(format!(
+                    "libcuda: {}{}",
+                    l.path.as_deref().unwrap_or("(path unknown)"),
+                    l.cuda_driver_version
+                        .map(|v| format!(", supports CUDA {}", cuda_api_to_string(v)))
+                        .unwrap_or_default()
+                )),
+                None if !unprobed_any(&d.libcuda) => {
+                    facts.push(format!("libcuda: {}", reason(&d.libcuda)))
+                }
+                None => {}
+            }
+            if let Some(ds) = d.daemons.get() {
+                let running: Vec<&str> = ds
+                    .iter()
+                    .filter(|x| x.running)
+                    .map(|x| x.name.as_str())
+                    .collect();
+                if !running.is_empty() {
+                    facts.push(format!("running: {}", running.join(", ")));
+                }
+            }
+            let head = match version {
+                Some(v) => {
+                    let flavor = d
+                        .kernel_module
+                        .get()
+                        .filter(|k| k.flavor != "unknown")
+                        .map(|k| format!(" ({} kernel module)", k.flavor))
+                        .unwrap_or_default();
+                    match cuda {
+                        Some(c) => format!("{v}{flavor}, supports CUDA {}", cuda_api_to_string(c)),
+                        None => format!("{v}{flavor}"),
+                    }
+                }
+                None if unprobed_any(&d.kernel_module) && unprobed_any(&d.nvml) => match cuda {
+                    Some(c) => format!("supports CUDA {}", cuda_api_to_string(c)),
+                    None => "not probed".to_string(),
+                },
+                None => "not found".to_string(),
+            };
+            (head, facts, false)
+        }
+        Area::Gpus => match s.gpus.get() {
+            Some(list) => {
+                let shown: Vec<_> = list
+                    .iter()
+                    .filter(|g| gpus.as_ref().is_none_or(|sel| sel.contains(&g.index)))
+                    .collect();
+                let facts = shown
+                    .iter()
+                    .map(|g| {
+                        let mut f = g.label();
+                        if let Some(cc) = g.compute_capability.get() {
+                            f.push_str(&format!(", compute {cc}"));
+                        }
+                        if let Some(m) = g.memory.get() {
+                            f.push_str(&format!(
+                                ", {} ({} free)",
+                                gib(m.total_bytes),
+                                gib(m.free_bytes)
+                            ));
+                        }
+                        if let Some(t) = g.temperature_c.get() {
+                            f.push_str(&format!(", {t} °C"));
+                        }
+                        if let Some(p) = g.power_w.get() {
+                            f.push_str(&format!(", {p:.0} W"));
+                        }
+                        if let Some(l) = g.pcie.get() {
+                            if let (Some(gen), Some(w)) = (l.gen, l.width) {
+                                f.push_str(&format!(", PCIe gen{gen} x{w}"));
+                            }
+                        }
+                        if let Some(pb) = g.pci_bus_id.get() {
+                            f.push_str(&format!(", {pb}"));
+                        }
+                        f
+                    })
+                    .collect();
+                let head = if list.is_empty() {
+                    "none listed by the driver".to_string()
+                } else {
+                    let mut names: Vec<String> = Vec::new();
+                    for g in &shown {
+                        let n = g
+                            .name
+                            .get()
+                            .cloned()
+                            .unwrap_or_else(|| "unknown model".into());
+                        if !names.contains(&n) {
+                            names.push(n);
+                        }
+                    }
+                    if shown.len() == list.len() {
+                        format!("{}: {}", list.len(), names.join(", "))
+                    } else {
+                        format!(
+                            "{} of {} selected: {}",
+                            shown.len(),
+                            list.len(),
+                            names.join(", ")
+                        )
+                    }
+                };
+                (head, facts, false)
+            }
+            None if unprobed_any(&s.gpus) => ("not probed".to_string(), Vec::new(), false),
+            None => (format!("unknown: {}", reason(&s.gpus)), Vec::new(), true),
+        },
+        Area::Cuda => {
+            let rts = s.runtime_list();
+            let mut facts: Vec<String> = rts
+                .iter()
+                .map(|r| {
+                    let v = r
+                        .version_string()
+                        .unwrap_or_else(|| "version unknown".into());
+                    let full = r
+                        .full_version
+                        .as_deref()
+                        .filter(|f| *f != v)
+                        .map(|f| format!(" ({f})"))
+                        .unwrap_or_default();
+                    let err = match &r.api_version {
+                        Probed::Failed { error, .. } => format!(" [could not load: {error}]"),
+                        _ => String::new(),
+                    };
+                    format!(
+                        "runtime {v}{full}: {} [{}]{err}",
+                        r.path,
+                        r.origins.join(", ")
+                    )
+                })
+                .collect();
+            if let Some(tks) = s.cuda.toolkits.get() {
+                for t in tks {
+                    facts.push(format!(
+                        "toolkit {} at {}{}",
+                        t.version.as_deref().unwrap_or("?"),
+                        t.root,
+                        t.nvcc
+                            .get()
+                            .map(|n| format!(", nvcc {n}"))
+                            .unwrap_or_default()
+                    ));
+                }
+            }
+            let head = if rts.is_empty() {
+                if unprobed_any(&s.cuda.runtimes) {
+                    "not probed".to_string()
+                } else {
+                    "no CUDA runtime found".to_string()
+                }
+            } else {
+                let mut vs: Vec<String> = rts.iter().filter_map(|r| r.version_string()).collect();
+                vs.dedup();
+                format!("runtime {}", vs.join(", "))
+            };
+            (
+                head,
+                facts,
+                !s.cuda.runtimes.is_found() && !unprobed_any(&s.cuda.runtimes),
+            )
+        }
+        Area::Cudnn => {
+            let libs = s.cudnn_list();
+            let facts = libs
+                .iter()
+                .map(|c| {
+                    let err = match &c.version {
+                        Probed::Failed { error, .. } => format!(" [could not load: {error}]"),
+                        _ => String::new(),
+                    };
+                    format!(
+                        "cuDNN {}: {} [{}]{err}",
+                        c.version_string()
+                            .unwrap_or_else(|| "version unknown".into()),
+                        c.path,
+                        c.origins.join(", ")
+                    )
+                })
+                .collect();
+            let head = if libs.is_empty() {
+                if unprobed_any(&s.cudnn) {
+                    "not probed"
+                } else {
+                    "none found"
+                }
+                .to_string()
+            } else {
+                let mut vs: Vec<String> = libs.iter().filter_map(|c| c.version_string()).collect();
+                vs.dedup();
+                vs.join(", ")
+            };
+            (head, facts, !s.cudnn.is_found() && !unprobed_any(&s.cudnn))
+        }
+        Area::Frameworks => {
+            let mut facts = Vec::new();
+            let mut names = Vec::new();
+            for e in s.python_envs() {
+                let mut items = Vec::new();
+                if let Some(t) = &e.torch {
+                    let how = match (&t.cuda, &t.hip) {
+                        (Some(c), _) => format!("CUDA {c}"),
+                        (None, Some(h)) => format!("ROCm {h}"),
+                        _ => "CPU only".to_string(),
+                    };
+                    items.push(format!("torch {} ({how})", t.version));
+                    names.push(format!("torch {}", t.version));
+                }
+                if let Some(tf) = &e.tensorflow {
+                    let how = match (tf.is_cuda_build, &tf.cuda_version) {
+                        (Some(true), Some(c)) => format!("CUDA {c}"),
+                        (Some(false), _) => "CPU only".to_string(),
+                        _ => "build unknown".to_string(),
+                    };
+                    items.push(format!("{} {} ({how})", tf.package, tf.version));
+                    names.push(format!("tensorflow {}", tf.version));
+                }
+                for p in e.packages.iter().filter(|p| {
+                    p.name == "jax"
+                        || p.name == "jaxlib"
+                        || p.name.starts_with("jax-cuda")
+                        || p.name.starts_with("cupy")
+                }) {
+                    items.push(format!("{} {}", p.name, p.version));
+                    if p.name == "jax" {
+                        names.push(format!("jax {}", p.version));
+                    }
+                }
+                let nv = e
+                    .packages
+                    .iter()
+                    .filter(|p| p.name.starts_with("nvidia-"))
+                    .count();
+                if nv > 0 {
+                    items.push(format!("{nv} nvidia-* wheels"));
+                }
+                if let Some(Probed::Found { value }) = &e.deep {
+                    if let Some(avail) = value
+                        .pointer("/torch/cuda_available")
+                        .and_then(|v| v.as_bool())
+                    {
+                        items.push(format!("torch.cuda.is_available() = {avail}"));
+                    }
+                }
+                if let Some(Probed::Failed { error, .. }) = &e.deep {
+                    items.push(format!("deep probe failed: {error}"));
+                }
+                let py = e
+                    .python_version
+                    .as_deref()
+                    .map(|v| format!("Python {v}, "))
+                    .unwrap_or_default();
+                facts.push(format!(
+                    "{} [{py}{}]: {}",
+                    e.prefix,
+                    e.origin,
+                    if items.is_empty() {
+                        "no GPU framework".to_string()
+                    } else {
+                        items.join(", ")
+                    }
+                ));
+            }
+            let head = if names.is_empty() {
+                if unprobed_any(&s.python) {
+                    "not probed".to_string()
+                } else {
+                    format!(
+                        "no PyTorch, TensorFlow or JAX in {} Python environment(s)",
+                        s.python_envs().len()
+                    )
+                }
+            } else {
+                names.join(", ")
+            };
+            (
+                head,
+                facts,
+                !s.python.is_found() && !unprobed_any(&s.python),
+            )
+        }
+        Area::Environment => {
+            let facts: Vec<String> = s
+                .env
+                .iter()
+                .filter(|(k, _)| !matches!(k.as_str(), "VIRTUAL_ENV" | "CONDA_PREFIX"))
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect();
+            let head = if facts.is_empty() {
+                "no GPU-related variables set".to_string()
+            } else {
+                format!("{} GPU-related variable(s) set", facts.len())
+            };
+            (head, facts, false)
+        }
+    }
+}
+
+fn unprobed_any<T>(p: &Probed<T>) -> bool {
+    crate::rules::unprobed(p)
+}

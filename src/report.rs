@@ -1,0 +1,242 @@
+//! Findings, the report and the exit status: plain data made by rules, read by renderers.
+
+use serde::{Deserialize, Serialize};
+
+use crate::snapshot::Snapshot;
+
+pub const REPORT_SCHEMA: &str = "gpudoctor.report/1";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    Info,
+    Warning,
+    Error,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
+
+/// The fixed category vocabulary of design.md (add new ones, never rename these).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Category {
+    DriverMissing,
+    DriverTooOld,
+    DriverLibraryMismatch,
+    ArchUnsupported,
+    CudaRuntimeMismatch,
+    CudnnMismatch,
+    CpuOnlyBuild,
+    FabricManager,
+    ContainerNoGpu,
+    LibraryPathConflict,
+    GpuMemoryExhausted,
+    EccMemory,
+    HardwareFault,
+    DriverFault,
+    ThermalPower,
+    PcieDegraded,
+    Configuration,
+    SmokeFailure,
+    StressFailure,
+    WindowsCrashCode,
+    ApplicationError,
+    ProbeTimeout,
+}
+
+impl Category {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Category::DriverMissing => "driver_missing",
+            Category::DriverTooOld => "driver_too_old",
+            Category::DriverLibraryMismatch => "driver_library_mismatch",
+            Category::ArchUnsupported => "arch_unsupported",
+            Category::CudaRuntimeMismatch => "cuda_runtime_mismatch",
+            Category::CudnnMismatch => "cudnn_mismatch",
+            Category::CpuOnlyBuild => "cpu_only_build",
+            Category::FabricManager => "fabric_manager",
+            Category::ContainerNoGpu => "container_no_gpu",
+            Category::LibraryPathConflict => "library_path_conflict",
+            Category::GpuMemoryExhausted => "gpu_memory_exhausted",
+            Category::EccMemory => "ecc_memory",
+            Category::HardwareFault => "hardware_fault",
+            Category::DriverFault => "driver_fault",
+            Category::ThermalPower => "thermal_power",
+            Category::PcieDegraded => "pcie_degraded",
+            Category::Configuration => "configuration",
+            Category::SmokeFailure => "smoke_failure",
+            Category::StressFailure => "stress_failure",
+            Category::WindowsCrashCode => "windows_crash_code",
+            Category::ApplicationError => "application_error",
+            Category::ProbeTimeout => "probe_timeout",
+        }
+    }
+}
+
+/// Where a finding is shown in the doctor-style human output: one line per area.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub enum Area {
+    #[default]
+    Host,
+    Driver,
+    Gpus,
+    Cuda,
+    Cudnn,
+    Frameworks,
+    Environment,
+}
+
+impl Area {
+    pub const ALL: [Area; 7] = [
+        Area::Host,
+        Area::Driver,
+        Area::Gpus,
+        Area::Cuda,
+        Area::Cudnn,
+        Area::Frameworks,
+        Area::Environment,
+    ];
+    pub fn title(self) -> &'static str {
+        match self {
+            Area::Host => "Host",
+            Area::Driver => "NVIDIA driver",
+            Area::Gpus => "GPUs",
+            Area::Cuda => "CUDA",
+            Area::Cudnn => "cuDNN",
+            Area::Frameworks => "Frameworks",
+            Area::Environment => "Environment",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Fix {
+    pub text: String,
+    /// Commands a person can paste, in order.
+    #[serde(default)]
+    pub commands: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Finding {
+    pub rule: String,
+    pub severity: Severity,
+    pub category: Category,
+    pub title: String,
+    pub detail: String,
+    pub fix: Fix,
+    pub evidence: serde_json::Value,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<u32>,
+    #[serde(default)]
+    pub links: Vec<String>,
+    /// Where the human renderer shows it (not part of the JSON contract).
+    #[serde(skip)]
+    pub area: Area,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Tool {
+    pub name: String,
+    pub version: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MatrixRef {
+    pub version: String,
+    pub source: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Pass,
+    Warn,
+    Fail,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Summary {
+    pub errors: usize,
+    pub warnings: usize,
+    pub infos: usize,
+}
+
+/// What `check` found: the report of design.md's JSON contract.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    pub schema: String,
+    pub tool: Tool,
+    pub matrix: MatrixRef,
+    pub verdict: Verdict,
+    pub summary: Summary,
+    pub findings: Vec<Finding>,
+    pub snapshot: Snapshot,
+}
+
+impl Report {
+    /// Sorts findings (most severe first, then by area, rule and GPU) and computes the verdict.
+    pub fn new(mut findings: Vec<Finding>, snapshot: Snapshot, matrix: MatrixRef) -> Report {
+        findings.sort_by(|a, b| {
+            b.severity
+                .cmp(&a.severity)
+                .then(a.area.cmp(&b.area))
+                .then(a.rule.cmp(&b.rule))
+                .then(a.gpu.cmp(&b.gpu))
+        });
+        let count = |s| findings.iter().filter(|f| f.severity == s).count();
+        let summary = Summary {
+            errors: count(Severity::Error),
+            warnings: count(Severity::Warning),
+            infos: count(Severity::Info),
+        };
+        let verdict = if summary.errors > 0 {
+            Verdict::Fail
+        } else if summary.warnings > 0 {
+            Verdict::Warn
+        } else {
+            Verdict::Pass
+        };
+        Report {
+            schema: REPORT_SCHEMA.to_string(),
+            tool: Tool {
+                name: "gpudoctor".to_string(),
+                version: env!("CARGO_PKG_VERSION").to_string(),
+            },
+            matrix,
+            verdict,
+            summary,
+            findings,
+            snapshot,
+        }
+    }
+
+    /// True when a finding at or above `fail_on` exists (exit 1).
+    pub fn unfit(&self, fail_on: Severity) -> bool {
+        self.findings.iter().any(|f| f.severity >= fail_on)
+    }
+}
+
+/// gpudoctor's exit codes (design.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitStatus {
+    Healthy = 0,
+    Unfit = 1,
+    ToolFailed = 2,
+    Interrupted = 130,
+    Terminated = 143,
+}
+
+impl ExitStatus {
+    pub fn code(self) -> i32 {
+        self as i32
+    }
+}

@@ -1,0 +1,71 @@
+//! `container.no-gpu`: running inside a container that was started without GPU access.
+
+use serde_json::json;
+
+use super::{unprobed, Context, Rule, RuleDoc};
+use crate::report::{Area, Category, Finding, Severity};
+
+pub const RULE: Rule = Rule {
+    doc: RuleDoc {
+        id: "container.no-gpu",
+        category: Category::ContainerNoGpu,
+        area: Area::Host,
+        summary: "Inside a container started without GPU access (no /dev/nvidia*, no driver libraries)",
+        what: "When container markers are present (/.dockerenv, /run/.containerenv, Kubernetes variables, cgroups), checks that GPU device nodes and the driver's libraries were passed in, and reads NVIDIA_VISIBLE_DEVICES.",
+        why: "A container sees a GPU only when the NVIDIA Container Toolkit (or the Kubernetes device plugin) injects /dev/nvidia* and libnvidia-ml/libcuda; otherwise frameworks run on the CPU or fail with 'no CUDA-capable device is detected'.",
+        fix: "Start the container with GPU access: docker run --gpus all (NVIDIA Container Toolkit), podman --device nvidia.com/gpu=all (CDI), or request nvidia.com/gpu in the Kubernetes pod.",
+    },
+    check,
+};
+
+fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
+    let s = ctx.snap;
+    let Some(host) = s.host.get() else {
+        return Vec::new();
+    };
+    let Some(kind) = host.container.as_deref() else {
+        return Vec::new();
+    };
+    if unprobed(&s.driver.device_nodes) {
+        return Vec::new();
+    }
+    let nodes = s.driver.device_nodes.get().cloned().unwrap_or_default();
+    let nvidia_visible = s.env.get("NVIDIA_VISIBLE_DEVICES").cloned();
+    let hidden_by_var = matches!(
+        nvidia_visible.as_deref(),
+        Some("void") | Some("none") | Some("")
+    );
+    if !nodes.is_empty() && !hidden_by_var {
+        return Vec::new();
+    }
+    let mut detail = format!(
+        "gpudoctor runs inside a {kind} container ({}) with no /dev/nvidia* device nodes",
+        host.container_markers.join(", ")
+    );
+    if !s.driver.nvml.is_found() {
+        detail.push_str(" and no NVIDIA driver libraries");
+    }
+    detail.push('.');
+    if hidden_by_var {
+        detail.push_str(&format!(
+            " NVIDIA_VISIBLE_DEVICES={:?} asks the NVIDIA runtime for no GPU.",
+            nvidia_visible.clone().unwrap_or_default()
+        ));
+    }
+    let commands: &[&str] = match kind {
+        "kubernetes" => &["# in the pod spec:  resources: { limits: { nvidia.com/gpu: 1 } }"],
+        "podman" => &["podman run --device nvidia.com/gpu=all IMAGE"],
+        _ => &[
+            "docker run --gpus all IMAGE",
+            "nvidia-ctk runtime configure --runtime=docker && sudo systemctl restart docker",
+        ],
+    };
+    vec![doc
+        .finding(Severity::Error, "This container was started without GPU access", detail)
+        .fix(
+            "Start the container with the NVIDIA Container Toolkit (on the host), and check the host with gpudoctor first:",
+            commands,
+        )
+        .evidence(json!({"container": kind, "markers": host.container_markers, "NVIDIA_VISIBLE_DEVICES": nvidia_visible}))
+        .link("https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/install-guide.html")]
+}

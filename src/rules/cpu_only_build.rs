@@ -1,0 +1,94 @@
+//! `framework.cpu-only-build`: a CPU-only build of PyTorch, TensorFlow or JAX on a machine
+//! with NVIDIA GPUs.
+
+use serde_json::json;
+
+use super::{Context, Rule, RuleDoc};
+use crate::report::{Area, Category, Finding, Severity};
+
+pub const RULE: Rule = Rule {
+    doc: RuleDoc {
+        id: "framework.cpu-only-build",
+        category: Category::CpuOnlyBuild,
+        area: Area::Frameworks,
+        summary: "A CPU-only PyTorch, TensorFlow or JAX is installed on a machine with NVIDIA GPUs",
+        what: "Reads torch/version.py (cuda, hip, the +cpu tag), TensorFlow's build_info (is_cuda_build; the tensorflow-cpu package) and whether a JAX CUDA plugin is installed, in every Python environment found.",
+        why: "A CPU-only build runs silently on the CPU: torch.cuda.is_available() is False, TensorFlow lists no GPU, JAX uses the CPU backend. Training is 10-100x slower and nothing says why.",
+        fix: "Install the CUDA build: pip install torch --index-url https://download.pytorch.org/whl/cu128 (pick the CUDA your driver supports), pip install 'tensorflow[and-cuda]', pip install 'jax[cuda12]'.",
+    },
+    check,
+};
+
+fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
+    let gpus = ctx.gpus_exist() || ctx.snap.is_assumed("gpu") || ctx.snap.is_assumed("gpu.cc");
+    if !gpus {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for env in ctx.snap.python_envs() {
+        let python = env
+            .interpreter
+            .clone()
+            .unwrap_or_else(|| "python".to_string());
+        if let Some(t) = env.torch.as_ref().filter(|t| t.is_cpu_only()) {
+            out.push(
+                doc.finding(
+                    Severity::Error,
+                    format!("PyTorch {} is a CPU-only build", t.version),
+                    format!("In {}, torch {} has no CUDA support (torch.version.cuda is None), so it will not use the GPUs.", env.label(), t.version),
+                )
+                .fix_owned(
+                    "Reinstall PyTorch from a CUDA index that your driver supports (cu126 needs driver >= 525.60.13 under minor-version compatibility):",
+                    vec![format!("{python} -m pip install --force-reinstall torch --index-url https://download.pytorch.org/whl/cu126")],
+                )
+                .evidence(json!({"environment": env.prefix, "torch": t}))
+                .link("https://pytorch.org/get-started/locally/"),
+            );
+        }
+        if let Some(tf) = env.tensorflow.as_ref() {
+            let cpu_pkg = tf.package.ends_with("-cpu");
+            if tf.is_cpu_only() || cpu_pkg {
+                out.push(
+                    doc.finding(
+                        Severity::Error,
+                        format!("TensorFlow {} is a CPU-only build", tf.version),
+                        format!(
+                            "In {}, {} {} was built without CUDA (build_info is_cuda_build = False), so it lists no GPU. Native Windows builds after 2.10 have no GPU support; use WSL2.",
+                            env.label(),
+                            tf.package,
+                            tf.version
+                        ),
+                    )
+                    .fix_owned(
+                        "Install the GPU build with its CUDA libraries (Linux/WSL2):",
+                        vec![format!("{python} -m pip uninstall -y {}", tf.package), format!("{python} -m pip install 'tensorflow[and-cuda]'")],
+                    )
+                    .evidence(json!({"environment": env.prefix, "tensorflow": tf}))
+                    .link("https://www.tensorflow.org/install/pip"),
+                );
+            }
+        }
+        if let Some(jax) = env.package("jax") {
+            let plugin = env.package_prefixed(&["jax-cuda", "jax-rocm"]);
+            let cuda_jaxlib = env
+                .package("jaxlib")
+                .is_some_and(|j| j.version.contains("cuda"));
+            if plugin.is_none() && !cuda_jaxlib {
+                out.push(
+                    doc.finding(
+                        Severity::Error,
+                        format!("JAX {} has no CUDA plugin: it runs on the CPU", jax.version),
+                        format!("In {}, jax and jaxlib are installed without jax-cuda12-plugin or jax-cuda13-plugin, so jax.devices() lists only the CPU.", env.label()),
+                    )
+                    .fix_owned(
+                        "Install JAX with its CUDA plugin (cuda13 needs driver >= 580, cuda12 >= 525):",
+                        vec![format!("{python} -m pip install -U 'jax[cuda12]'")],
+                    )
+                    .evidence(json!({"environment": env.prefix, "jax": jax.version}))
+                    .link("https://docs.jax.dev/en/latest/installation.html"),
+                );
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,39 @@
+//! `env.debug-injection`: CUDA debugger, injection and profiler variables set.
+
+use serde_json::json;
+
+use super::{Context, Rule, RuleDoc};
+use crate::probe::env::DEBUG_INJECTION;
+use crate::report::{Area, Category, Finding, Severity};
+
+pub const RULE: Rule = Rule {
+    doc: RuleDoc {
+        id: "env.debug-injection",
+        category: Category::Configuration,
+        area: Area::Environment,
+        summary: "CUDA debugger, injection or profiler variables are set",
+        what: "Looks for the variables DCGM's deployment check warns about: NSIGHT_CUDA_DEBUGGER, CUDA_INJECTION32_PATH, CUDA_INJECTION64_PATH, CUDA_AUTO_BOOST, CUDA_ENABLE_COREDUMP_ON_EXCEPTION, CUDA_COREDUMP_FILE, CUDA_DEVICE_WAITS_ON_EXCEPTION, CUDA_PROFILE, COMPUTE_PROFILE, OPENCL_PROFILE.",
+        why: "They load tools into every CUDA process or change how it behaves on errors; left set on a production node they slow jobs down or make them hang on an exception (DCGM nvvs Software plugin, 'Environment Variables' subtest).",
+        fix: "Unset them outside debugging sessions.",
+    },
+    check,
+};
+
+fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
+    let set: Vec<&str> = DEBUG_INJECTION
+        .iter()
+        .copied()
+        .filter(|k| ctx.snap.env.contains_key(*k))
+        .collect();
+    if set.is_empty() {
+        return Vec::new();
+    }
+    vec![doc
+        .finding(
+            Severity::Warning,
+            format!("CUDA debugging/injection variables are set: {}", set.join(", ")),
+            "These variables make every CUDA process load a tool or change its error behaviour. DCGM's deployment diagnostics warn about them on production nodes.".to_string(),
+        )
+        .fix_owned("Unset them:", vec![format!("unset {}", set.join(" "))])
+        .evidence(json!(set.iter().map(|k| (k.to_string(), ctx.snap.env.get(*k).cloned().unwrap_or_default())).collect::<std::collections::BTreeMap<_, _>>()))]
+}

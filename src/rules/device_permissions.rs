@@ -1,0 +1,47 @@
+//! `driver.device-permissions`: /dev/nvidia* exist but this user cannot open them.
+
+use serde_json::json;
+
+use super::{Context, Rule, RuleDoc};
+use crate::report::{Area, Category, Finding, Severity};
+
+pub const RULE: Rule = Rule {
+    doc: RuleDoc {
+        id: "driver.device-permissions",
+        category: Category::Configuration,
+        area: Area::Driver,
+        summary: "The /dev/nvidia* device nodes exist but this user cannot open them",
+        what: "Checks read and write access to /dev/nvidiactl, /dev/nvidia-uvm and /dev/nvidia<N> for the user running gpudoctor.",
+        why: "CUDA opens these nodes read-write; without access it reports no device (CUDA error 100) or NVML_ERROR_NO_PERMISSION, exactly as if there were no GPU. DCGM's deployment check warns when fewer nodes are readable than GPUs exist.",
+        fix: "Add the user to the group that owns the nodes (often 'video'), or fix the driver's NVreg_DeviceFileMode/udev rules.",
+    },
+    check,
+};
+
+fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
+    let Some(nodes) = ctx.snap.driver.device_nodes.get() else {
+        return Vec::new();
+    };
+    let blocked: Vec<&str> = nodes
+        .iter()
+        .filter(|n| !n.path.contains("nvidia-caps") && (!n.readable || !n.writable))
+        .map(|n| n.path.as_str())
+        .collect();
+    if blocked.is_empty() {
+        return Vec::new();
+    }
+    vec![doc
+        .finding(
+            Severity::Error,
+            "This user cannot open the NVIDIA device nodes",
+            format!(
+                "No read-write access to {}; CUDA programs run as this user will see no GPU.",
+                blocked.join(", ")
+            ),
+        )
+        .fix(
+            "Give the user access to the group that owns the nodes, then log in again:",
+            &["ls -l /dev/nvidia*", "sudo usermod -aG video \"$USER\""],
+        )
+        .evidence(json!({"not_accessible": blocked}))]
+}

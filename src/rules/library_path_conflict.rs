@@ -1,0 +1,102 @@
+//! `libs.path-conflict`: CUDA runtimes or cuDNNs of different major versions on the loader's
+//! search path at once.
+
+use serde_json::json;
+
+use super::{Context, Rule, RuleDoc};
+use crate::report::{Area, Category, Finding, Severity};
+
+pub const RULE: Rule = Rule {
+    doc: RuleDoc {
+        id: "libs.path-conflict",
+        category: Category::LibraryPathConflict,
+        area: Area::Cuda,
+        summary: "CUDA runtimes or cuDNN libraries of different majors on the loader's search path",
+        what: "Among the libcudart and libcudnn files the dynamic loader finds by name (LD_LIBRARY_PATH and the ld.so cache), looks for more than one major version.",
+        why: "With two majors on the path, which one a program gets depends on the order of directories and on what was loaded first; a framework built for one major then fails with 'Could not load dynamic library', 'Loaded runtime CuDNN library: X but source was compiled with: Y', or symbol errors.",
+        fix: "Keep one CUDA major (and one cuDNN major) on LD_LIBRARY_PATH; let pip-installed frameworks use their own nvidia-* wheels.",
+    },
+    check,
+};
+
+fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let runtimes: Vec<_> = ctx
+        .snap
+        .runtime_list()
+        .iter()
+        .filter(|r| r.on_search_path)
+        .collect();
+    let mut majors: Vec<u32> = runtimes.iter().filter_map(|r| r.major()).collect();
+    majors.sort_unstable();
+    majors.dedup();
+    if majors.len() > 1 {
+        let list: Vec<String> = runtimes
+            .iter()
+            .map(|r| {
+                format!(
+                    "{} (CUDA {}, from {})",
+                    r.path,
+                    r.version_string().unwrap_or_else(|| "?".into()),
+                    r.origins.join(", ")
+                )
+            })
+            .collect();
+        out.push(
+            doc.finding(
+                Severity::Warning,
+                format!(
+                    "CUDA runtimes of {} majors are on the library search path",
+                    majors
+                        .iter()
+                        .map(|m| m.to_string())
+                        .collect::<Vec<_>>()
+                        .join(" and ")
+                ),
+                format!("The loader can find: {}.", list.join("; ")),
+            )
+            .fix(
+                "Keep only the toolkit you build with on LD_LIBRARY_PATH, e.g.:",
+                &[
+                    "export LD_LIBRARY_PATH=/usr/local/cuda/lib64",
+                    "echo $LD_LIBRARY_PATH | tr ':' '\\n'",
+                ],
+            )
+            .evidence(json!({"majors": majors, "runtimes": runtimes})),
+        );
+    }
+    let cudnn: Vec<_> = ctx
+        .snap
+        .cudnn_list()
+        .iter()
+        .filter(|c| c.on_search_path)
+        .collect();
+    let mut cmaj: Vec<u32> = cudnn.iter().filter_map(|c| c.major()).collect();
+    cmaj.sort_unstable();
+    cmaj.dedup();
+    if cmaj.len() > 1 {
+        let list: Vec<String> = cudnn
+            .iter()
+            .map(|c| {
+                format!(
+                    "{} (cuDNN {})",
+                    c.path,
+                    c.version_string().unwrap_or_else(|| "?".into())
+                )
+            })
+            .collect();
+        out.push(
+            doc.finding(
+                Severity::Warning,
+                "cuDNN libraries of different majors are on the library search path",
+                format!("The loader can find: {}.", list.join("; ")),
+            )
+            .fix(
+                "Remove all but one cuDNN major from LD_LIBRARY_PATH / the ld.so configuration.",
+                &[],
+            )
+            .evidence(json!({"majors": cmaj, "libraries": cudnn})),
+        );
+    }
+    out
+}

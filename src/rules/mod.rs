@@ -1,0 +1,198 @@
+//! Rules: pure functions from the snapshot (and the matrix) to findings. One rule per file; each
+//! documents itself (what it checks, why, the fix), which `gpudoctor rules` lists and
+//! `explain --rule` prints. Compatibility rules join from the matrix and health rules from the
+//! fault detection, through the same [`Rule`] registry.
+
+mod container_no_gpu;
+mod cpu_only_build;
+mod cuda_visible_devices;
+mod debug_injection;
+mod device_permissions;
+mod driver_library_mismatch;
+mod driver_missing;
+mod expected_gpus;
+mod gpu_memory_held;
+mod library_path_conflict;
+mod probe_timeout;
+mod stub_libcuda;
+
+use crate::matrix::Matrix;
+use crate::report::{Area, Category, Finding, Fix, Severity};
+use crate::snapshot::{Probed, Snapshot};
+
+/// A rule's own documentation.
+#[derive(Debug, Clone, Copy)]
+pub struct RuleDoc {
+    pub id: &'static str,
+    pub category: Category,
+    pub area: Area,
+    /// One line for `gpudoctor rules`.
+    pub summary: &'static str,
+    pub what: &'static str,
+    pub why: &'static str,
+    pub fix: &'static str,
+}
+
+pub struct Rule {
+    pub doc: RuleDoc,
+    pub check: fn(&Context, &RuleDoc) -> Vec<Finding>,
+}
+
+/// Options that change what rules expect.
+#[derive(Debug, Clone, Default)]
+pub struct RuleOptions {
+    /// `--expect-gpus N`.
+    pub expect_gpus: Option<u32>,
+}
+
+pub struct Context<'a> {
+    pub snap: &'a Snapshot,
+    pub matrix: &'a Matrix,
+    pub opts: &'a RuleOptions,
+}
+
+impl Context<'_> {
+    /// The driver version from the best source: kernel module, /sys, NVML, libcuda's file name.
+    pub fn driver_version(&self) -> Option<String> {
+        let d = &self.snap.driver;
+        d.kernel_version()
+            .map(str::to_string)
+            .or_else(|| d.nvml.get().and_then(|n| n.driver_version.clone()))
+            .or_else(|| d.libcuda.get().and_then(|l| l.file_version.clone()))
+    }
+
+    /// The CUDA version the driver supports (1000*major+10*minor), from NVML or libcuda.
+    pub fn driver_cuda(&self) -> Option<i32> {
+        let d = &self.snap.driver;
+        d.nvml
+            .get()
+            .and_then(|n| n.cuda_driver_version)
+            .or_else(|| d.libcuda.get().and_then(|l| l.cuda_driver_version))
+            .filter(|v| *v > 0)
+    }
+
+    /// True when some source shows a working driver.
+    pub fn driver_present(&self) -> bool {
+        self.driver_version().is_some() || self.driver_cuda().is_some()
+    }
+
+    /// True when GPUs are known to exist: NVML listed some, the PCI bus shows NVIDIA GPUs, or
+    /// one was assumed.
+    pub fn gpus_exist(&self) -> bool {
+        !self.snap.gpu_list().is_empty()
+            || self
+                .snap
+                .driver
+                .pci_devices
+                .get()
+                .is_some_and(|v| v.iter().any(|d| d.is_gpu()))
+    }
+}
+
+/// True when a value was not probed at all (`--no-probe`): a rule must not judge it.
+pub fn unprobed<T>(p: &Probed<T>) -> bool {
+    p.code() == Some("not_probed") || p.code() == Some("skipped")
+}
+
+impl RuleDoc {
+    /// A finding of this rule.
+    pub fn finding(
+        &self,
+        severity: Severity,
+        title: impl Into<String>,
+        detail: impl Into<String>,
+    ) -> Finding {
+        Finding {
+            rule: self.id.to_string(),
+            severity,
+            category: self.category,
+            title: title.into(),
+            detail: detail.into(),
+            fix: Fix::default(),
+            evidence: serde_json::Value::Object(Default::default()),
+            gpu: None,
+            links: Vec::new(),
+            area: self.area,
+        }
+    }
+}
+
+impl Finding {
+    pub fn fix(mut self, text: impl Into<String>, commands: &[&str]) -> Self {
+        self.fix = Fix {
+            text: text.into(),
+            commands: commands.iter().map(|c| c.to_string()).collect(),
+        };
+        self
+    }
+    pub fn fix_owned(mut self, text: impl Into<String>, commands: Vec<String>) -> Self {
+        self.fix = Fix {
+            text: text.into(),
+            commands,
+        };
+        self
+    }
+    pub fn evidence(mut self, v: serde_json::Value) -> Self {
+        self.evidence = v;
+        self
+    }
+    pub fn on_gpu(mut self, index: u32) -> Self {
+        self.gpu = Some(index);
+        self
+    }
+    pub fn link(mut self, url: &str) -> Self {
+        self.links.push(url.to_string());
+        self
+    }
+}
+
+/// Every rule, in display order.
+pub fn all() -> Vec<Rule> {
+    vec![
+        driver_missing::RULE,
+        driver_library_mismatch::RULE,
+        device_permissions::RULE,
+        stub_libcuda::RULE,
+        container_no_gpu::RULE,
+        expected_gpus::RULE,
+        gpu_memory_held::RULE,
+        library_path_conflict::RULE,
+        cpu_only_build::RULE,
+        cuda_visible_devices::RULE,
+        debug_injection::RULE,
+        probe_timeout::RULE,
+    ]
+}
+
+/// The documentation of one rule.
+pub fn doc(id: &str) -> Option<RuleDoc> {
+    all().into_iter().map(|r| r.doc).find(|d| d.id == id)
+}
+
+/// Which rules run: `--only` / `--skip` prefixes of rule ids (or category names).
+#[derive(Debug, Clone, Default)]
+pub struct Selection {
+    pub only: Vec<String>,
+    pub skip: Vec<String>,
+}
+
+impl Selection {
+    pub fn selects(&self, d: &RuleDoc) -> bool {
+        let hit = |p: &String| d.id.starts_with(p.as_str()) || d.category.as_str() == p;
+        (self.only.is_empty() || self.only.iter().any(hit)) && !self.skip.iter().any(hit)
+    }
+}
+
+/// Runs the selected rules.
+pub fn evaluate(ctx: &Context, sel: &Selection) -> Vec<Finding> {
+    all()
+        .into_iter()
+        .filter(|r| sel.selects(&r.doc))
+        .flat_map(|r| (r.check)(ctx, &r.doc))
+        .collect()
+}
+
+/// Bytes as GiB with one decimal.
+pub fn gib(bytes: u64) -> String {
+    format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
+}

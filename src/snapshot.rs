@@ -1,0 +1,676 @@
+//! The snapshot: everything the probes learned about a machine, as plain serde data.
+//!
+//! This is the only thing rules see. It is versioned (`gpudoctor.snapshot/1`), can be written
+//! with `gpudoctor snapshot`, read back with `check --snapshot`, and edited with `--assume`.
+//! Every probed value is a [`Probed`]: found, absent (with why), or failed (with the error), so a
+//! value that could not be read is never mistaken for zero.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The schema string written into every snapshot; bumped on any incompatible change.
+pub const SNAPSHOT_SCHEMA: &str = "gpudoctor.snapshot/1";
+
+/// The outcome of probing one value.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum Probed<T> {
+    Found {
+        value: T,
+    },
+    Absent {
+        why: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        code: Option<String>,
+    },
+    Failed {
+        error: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        code: Option<String>,
+    },
+}
+
+impl<T> Probed<T> {
+    pub fn found(value: T) -> Self {
+        Probed::Found { value }
+    }
+    pub fn absent(why: impl Into<String>) -> Self {
+        Probed::Absent {
+            why: why.into(),
+            code: None,
+        }
+    }
+    pub fn absent_code(code: &str, why: impl Into<String>) -> Self {
+        Probed::Absent {
+            why: why.into(),
+            code: Some(code.to_string()),
+        }
+    }
+    pub fn failed(error: impl Into<String>) -> Self {
+        Probed::Failed {
+            error: error.into(),
+            code: None,
+        }
+    }
+    pub fn failed_code(code: &str, error: impl Into<String>) -> Self {
+        Probed::Failed {
+            error: error.into(),
+            code: Some(code.to_string()),
+        }
+    }
+    /// The value when found.
+    pub fn get(&self) -> Option<&T> {
+        match self {
+            Probed::Found { value } => Some(value),
+            _ => None,
+        }
+    }
+    pub fn get_mut(&mut self) -> Option<&mut T> {
+        match self {
+            Probed::Found { value } => Some(value),
+            _ => None,
+        }
+    }
+    pub fn is_found(&self) -> bool {
+        matches!(self, Probed::Found { .. })
+    }
+    /// The machine-readable code of an absent or failed value.
+    pub fn code(&self) -> Option<&str> {
+        match self {
+            Probed::Found { .. } => None,
+            Probed::Absent { code, .. } | Probed::Failed { code, .. } => code.as_deref(),
+        }
+    }
+    /// Why the value is missing, for people.
+    pub fn reason(&self) -> Option<&str> {
+        match self {
+            Probed::Found { .. } => None,
+            Probed::Absent { why, .. } => Some(why),
+            Probed::Failed { error, .. } => Some(error),
+        }
+    }
+    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Probed<U> {
+        match self {
+            Probed::Found { value } => Probed::Found { value: f(value) },
+            Probed::Absent { why, code } => Probed::Absent { why, code },
+            Probed::Failed { error, code } => Probed::Failed { error, code },
+        }
+    }
+}
+
+impl<T> Default for Probed<T> {
+    fn default() -> Self {
+        Probed::absent_code("not_probed", "not probed")
+    }
+}
+
+/// Everything known about one machine.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Snapshot {
+    pub schema: String,
+    /// gpudoctor version that took the snapshot.
+    pub tool_version: String,
+    /// Seconds since the Unix epoch when it was taken.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub taken_at: Option<u64>,
+    /// True when `snapshot --redact` removed identifying values.
+    #[serde(default)]
+    pub redacted: bool,
+    #[serde(default)]
+    pub host: Probed<Host>,
+    #[serde(default)]
+    pub driver: Driver,
+    #[serde(default)]
+    pub gpus: Probed<Vec<Gpu>>,
+    #[serde(default)]
+    pub cuda: Cuda,
+    #[serde(default)]
+    pub cudnn: Probed<Vec<CudnnLibrary>>,
+    #[serde(default)]
+    pub python: Probed<Vec<PythonEnv>>,
+    /// Environment variables that change GPU behaviour, as they were set (unset ones are absent).
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// Facts given with `--assume KEY=VALUE`, in the order applied.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub assumed: Vec<Assumption>,
+    /// How long each probe took and how it ended.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub probes: Vec<ProbeRun>,
+}
+
+impl Snapshot {
+    /// An empty snapshot where nothing was probed (`--no-probe`).
+    pub fn empty() -> Self {
+        Snapshot {
+            schema: SNAPSHOT_SCHEMA.to_string(),
+            tool_version: env!("CARGO_PKG_VERSION").to_string(),
+            ..Default::default()
+        }
+    }
+
+    /// The GPUs found, or an empty slice.
+    pub fn gpu_list(&self) -> &[Gpu] {
+        self.gpus.get().map(Vec::as_slice).unwrap_or(&[])
+    }
+
+    /// The Python environments found, or an empty slice.
+    pub fn python_envs(&self) -> &[PythonEnv] {
+        self.python.get().map(Vec::as_slice).unwrap_or(&[])
+    }
+
+    /// The cuDNN libraries found, or an empty slice.
+    pub fn cudnn_list(&self) -> &[CudnnLibrary] {
+        self.cudnn.get().map(Vec::as_slice).unwrap_or(&[])
+    }
+
+    /// The CUDA runtimes found, or an empty slice.
+    pub fn runtime_list(&self) -> &[CudaRuntime] {
+        self.cuda.runtimes.get().map(Vec::as_slice).unwrap_or(&[])
+    }
+
+    /// True when the snapshot holds a fact given by `--assume` for this key.
+    pub fn is_assumed(&self, key: &str) -> bool {
+        self.assumed.iter().any(|a| a.key == key)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Assumption {
+    pub key: String,
+    pub value: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProbeRun {
+    pub name: String,
+    pub millis: u64,
+    /// "ok", "timeout" or "panic".
+    pub outcome: String,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Host
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Host {
+    /// "linux", "windows", "wsl" (Linux under WSL2) or "macos".
+    pub os: String,
+    pub arch: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub distribution: Option<String>,
+    /// "docker", "podman", "kubernetes", "containerd", "lxc" … when inside a container.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub container: Option<String>,
+    /// The markers that gave the container away (files, variables).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub container_markers: Vec<String>,
+    #[serde(default)]
+    pub wsl: bool,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Driver
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Driver {
+    /// `/proc/driver/nvidia/version`.
+    #[serde(default)]
+    pub kernel_module: Probed<KernelModule>,
+    /// `/sys/module/nvidia/version`.
+    #[serde(default)]
+    pub sys_module_version: Probed<String>,
+    /// NVML initialisation and the versions it reports.
+    #[serde(default)]
+    pub nvml: Probed<NvmlInfo>,
+    /// `libcuda.so.1` as the dynamic loader finds it.
+    #[serde(default)]
+    pub libcuda: Probed<LibCuda>,
+    /// Every file named libcuda.so* on the loader's search path, in search order.
+    #[serde(default)]
+    pub libcuda_files: Probed<Vec<LibraryFile>>,
+    /// Whether the nouveau module is loaded (`/sys/module/nouveau`).
+    #[serde(default)]
+    pub nouveau_loaded: Probed<bool>,
+    /// NVIDIA devices on the PCI bus (sysfs vendor 0x10de) and the kernel driver bound to each.
+    #[serde(default)]
+    pub pci_devices: Probed<Vec<PciDevice>>,
+    /// `/dev/nvidia*` nodes.
+    #[serde(default)]
+    pub device_nodes: Probed<Vec<DeviceNode>>,
+    /// nvidia-persistenced, nv-fabricmanager.
+    #[serde(default)]
+    pub daemons: Probed<Vec<Daemon>>,
+}
+
+impl Driver {
+    /// The kernel driver version as best known: /proc, then /sys, then NVML.
+    pub fn kernel_version(&self) -> Option<&str> {
+        if let Some(k) = self.kernel_module.get() {
+            return Some(&k.version);
+        }
+        if let Some(v) = self.sys_module_version.get() {
+            return Some(v);
+        }
+        None
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KernelModule {
+    pub version: String,
+    /// "open", "proprietary" or "unknown".
+    pub flavor: String,
+    /// The architecture named by the open module ("x86_64", "aarch64").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arch: Option<String>,
+    /// The NVRM line as read (sanitised).
+    pub line: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NvmlInfo {
+    /// `nvmlSystemGetDriverVersion`, e.g. "580.159.04".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub driver_version: Option<String>,
+    /// `nvmlSystemGetCudaDriverVersion`, 1000*major + 10*minor (12040 = 12.4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cuda_driver_version: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nvml_version: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_count: Option<u32>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LibCuda {
+    /// The file the loader resolved `libcuda.so.1` to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// The driver version in the file name (`libcuda.so.560.35.05`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_version: Option<String>,
+    /// `cuDriverGetVersion`, 1000*major + 10*minor.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cuda_driver_version: Option<i32>,
+    /// The CUresult of `cuDriverGetVersion` when it was not 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// A shared library file found on disk.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LibraryFile {
+    pub path: String,
+    /// Where it was found: "LD_LIBRARY_PATH", "ld.so.cache", "toolkit", "conda", "pip:<env>", …
+    pub origin: String,
+    /// A link-time stub (a toolkit `stubs/` directory).
+    #[serde(default)]
+    pub stub: bool,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PciDevice {
+    /// `0000:17:00.0`.
+    pub bus_id: String,
+    /// PCI device id, e.g. "0x2330".
+    pub device_id: String,
+    /// PCI class, e.g. "0x030200" (3D controller) or "0x068000" (NVSwitch bridge).
+    pub class: String,
+    /// The kernel driver bound to it ("nvidia", "nouveau", "vfio-pci"), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub driver: Option<String>,
+}
+
+impl PciDevice {
+    /// Display (0x03xxxx) devices are GPUs; bridges (NVSwitch) and audio functions are not.
+    pub fn is_gpu(&self) -> bool {
+        self.class.starts_with("0x03")
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeviceNode {
+    pub path: String,
+    pub readable: bool,
+    pub writable: bool,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Daemon {
+    /// "nvidia-persistenced" or "nv-fabricmanager".
+    pub name: String,
+    pub running: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
+}
+
+// ---------------------------------------------------------------------------------------------
+// GPUs
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Gpu {
+    pub index: u32,
+    #[serde(default)]
+    pub name: Probed<String>,
+    #[serde(default)]
+    pub uuid: Probed<String>,
+    #[serde(default)]
+    pub pci_bus_id: Probed<String>,
+    /// "8.6".
+    #[serde(default)]
+    pub compute_capability: Probed<String>,
+    #[serde(default)]
+    pub memory: Probed<GpuMemory>,
+    #[serde(default)]
+    pub processes: Probed<Vec<GpuProcess>>,
+    #[serde(default)]
+    pub persistence_mode: Probed<bool>,
+    /// "default", "exclusive_thread", "prohibited", "exclusive_process".
+    #[serde(default)]
+    pub compute_mode: Probed<String>,
+    #[serde(default)]
+    pub mig_mode: Probed<ModePair>,
+    #[serde(default)]
+    pub ecc_mode: Probed<ModePair>,
+    #[serde(default)]
+    pub temperature_c: Probed<u32>,
+    #[serde(default)]
+    pub power_w: Probed<f64>,
+    #[serde(default)]
+    pub power_limit_w: Probed<f64>,
+    #[serde(default)]
+    pub clocks: Probed<Clocks>,
+    #[serde(default)]
+    pub pcie: Probed<PcieLink>,
+}
+
+impl Gpu {
+    pub fn label(&self) -> String {
+        match self.name.get() {
+            Some(n) => format!("GPU {} ({})", self.index, n),
+            None => format!("GPU {}", self.index),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GpuMemory {
+    pub total_bytes: u64,
+    pub used_bytes: u64,
+    pub free_bytes: u64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GpuProcess {
+    pub pid: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// None when the driver cannot tell (e.g. inside a container without the PID namespace).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub used_bytes: Option<u64>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModePair {
+    pub current: bool,
+    pub pending: bool,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Clocks {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sm_mhz: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mem_mhz: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sm_max_mhz: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mem_max_mhz: Option<u32>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PcieLink {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gen: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub width: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_gen: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_width: Option<u32>,
+}
+
+// ---------------------------------------------------------------------------------------------
+// CUDA
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Cuda {
+    /// Every libcudart found.
+    #[serde(default)]
+    pub runtimes: Probed<Vec<CudaRuntime>>,
+    /// CUDA toolkits installed under /usr/local/cuda*, CUDA_HOME, …
+    #[serde(default)]
+    pub toolkits: Probed<Vec<CudaToolkit>>,
+    /// The CUDA version in use when given with `--assume cuda=`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub assumed_version: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CudaRuntime {
+    pub path: String,
+    /// Every place it was found from, first one first.
+    pub origins: Vec<String>,
+    /// Major version from the soname (`libcudart.so.12`, `libcudart.so.11.0`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub soname_major: Option<u32>,
+    /// `cudaRuntimeGetVersion` (1000*major + 10*minor).
+    #[serde(default)]
+    pub api_version: Probed<i32>,
+    /// The full version from the file name, version.json or the pip package ("12.9.79").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub full_version: Option<String>,
+    /// True when the dynamic loader finds it by name (LD_LIBRARY_PATH or ld.so.cache).
+    #[serde(default)]
+    pub on_search_path: bool,
+}
+
+impl CudaRuntime {
+    /// "12.9" from the API value, else the soname major.
+    pub fn version_string(&self) -> Option<String> {
+        if let Some(v) = self.api_version.get() {
+            return Some(crate::version::cuda_api_to_string(*v));
+        }
+        self.full_version.clone()
+    }
+    /// The CUDA major version, from the API value or the soname.
+    pub fn major(&self) -> Option<u32> {
+        match self.api_version.get() {
+            Some(v) if *v > 0 => Some((*v / 1000) as u32),
+            _ => self.soname_major,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CudaToolkit {
+    pub root: String,
+    /// From version.json ("13.3.0") or version.txt ("10.0.130").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// `nvcc --version` "release X.Y, VX.Y.Z" → "X.Y.Z".
+    #[serde(default)]
+    pub nvcc: Probed<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CudnnLibrary {
+    pub path: String,
+    pub origins: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub soname_major: Option<u32>,
+    /// "9.1.0", decoded from `cudnnGetVersion` with the 8.x/9.x rule.
+    #[serde(default)]
+    pub version: Probed<String>,
+    /// The raw `cudnnGetVersion` value (8907, 90100).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw_version: Option<u64>,
+    /// From `cudnn_version.h` beside it, or the pip package.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub full_version: Option<String>,
+    #[serde(default)]
+    pub on_search_path: bool,
+}
+
+impl CudnnLibrary {
+    pub fn version_string(&self) -> Option<String> {
+        self.version
+            .get()
+            .cloned()
+            .or_else(|| self.full_version.clone())
+    }
+    pub fn major(&self) -> Option<u32> {
+        self.version_string()
+            .and_then(|v| v.split('.').next().and_then(|m| m.parse().ok()))
+            .or(self.soname_major)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Python and frameworks
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PythonEnv {
+    /// The interpreter path it was found through.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interpreter: Option<String>,
+    pub prefix: String,
+    /// "venv", "conda", "pyenv", "system", "given".
+    pub kind: String,
+    /// How it was found: "PATH python3", "VIRTUAL_ENV", "CONDA_PREFIX", "--python", "assumed".
+    pub origin: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub python_version: Option<String>,
+    #[serde(default)]
+    pub site_packages: Vec<String>,
+    /// Installed distributions gpudoctor cares about (torch, tensorflow*, jax*, cupy*, nvidia-*).
+    #[serde(default)]
+    pub packages: Vec<Package>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub torch: Option<TorchBuild>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tensorflow: Option<TensorflowBuild>,
+    /// `--deep`: what importing the frameworks said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deep: Option<Probed<serde_json::Value>>,
+}
+
+impl PythonEnv {
+    pub fn package(&self, name: &str) -> Option<&Package> {
+        self.packages.iter().find(|p| p.name == name)
+    }
+    /// The first installed package whose normalised name starts with one of these.
+    pub fn package_prefixed(&self, prefixes: &[&str]) -> Option<&Package> {
+        self.packages
+            .iter()
+            .find(|p| prefixes.iter().any(|pre| p.name.starts_with(pre)))
+    }
+    /// A short name for findings: the prefix, or the interpreter.
+    pub fn label(&self) -> String {
+        format!("{} ({})", self.prefix, self.origin)
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Package {
+    /// Normalised name (PEP 503: lower case, runs of -_. as -).
+    pub name: String,
+    pub version: String,
+    /// The dist-info or egg-info directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TorchBuild {
+    /// `__version__` with its local tag ("2.7.1+cu126").
+    pub version: String,
+    /// `cuda` ("12.6"), None on CPU and ROCm builds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cuda: Option<String>,
+    /// `hip`, set on ROCm builds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hip: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git_version: Option<String>,
+}
+
+impl TorchBuild {
+    /// A build without CUDA or ROCm: `cuda` and `hip` are None and the local tag says so
+    /// ("+cpu"). A version without a tag (a PyPI wheel named by `--assume torch=2.1.0`, or a
+    /// macOS wheel) is not judged.
+    pub fn is_cpu_only(&self) -> bool {
+        if self.cuda.is_some() || self.hip.is_some() {
+            return false;
+        }
+        match self.version.split_once('+') {
+            Some((_, tag)) => {
+                let tag = tag.to_ascii_lowercase();
+                !tag.starts_with("cu") && !tag.starts_with("rocm")
+            }
+            None => false,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TensorflowBuild {
+    /// The distribution it came from ("tensorflow", "tensorflow-cpu", "tf-nightly" …).
+    pub package: String,
+    pub version: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub is_cuda_build: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub is_rocm_build: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cuda_version: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cudnn_version: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cuda_compute_capabilities: Vec<String>,
+}
+
+impl TensorflowBuild {
+    pub fn is_cpu_only(&self) -> bool {
+        self.is_cuda_build == Some(false) && self.is_rocm_build != Some(true)
+    }
+}
