@@ -60,7 +60,12 @@ pub struct ProbeArgs {
     #[arg(long = "python", value_name = "PATH")]
     pub pythons: Vec<PathBuf>,
     /// Give up on probes still running after this many seconds.
-    #[arg(long, value_name = "SECS", default_value_t = 10.0)]
+    #[arg(
+        long,
+        value_name = "SECS",
+        default_value_t = 10.0,
+        allow_negative_numbers = true
+    )]
     pub timeout: f64,
 }
 

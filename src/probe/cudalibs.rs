@@ -261,7 +261,7 @@ pub fn probe(src: &Sources, envs: &[PythonEnv], limit: Instant) -> Found {
                     Err(e) => Probed::failed(e.clone()),
                 };
                 let full_version = file_version
-                    .or_else(|| pip_version(real, "cuda-runtime", envs))
+                    .or_else(|| pip_version(real, "cuda-runtime", major, envs))
                     .or_else(|| toolkit_component(real, &toolkits));
                 runtimes.push(CudaRuntime {
                     path,
@@ -289,7 +289,7 @@ pub fn probe(src: &Sources, envs: &[PythonEnv], limit: Instant) -> Found {
                 };
                 let full_version = cudnn_header_version(real)
                     .or(file_version)
-                    .or_else(|| pip_version(real, "cudnn", envs));
+                    .or_else(|| pip_version(real, "cudnn", major, envs));
                 cudnn.push(CudnnLibrary {
                     path,
                     origins,
@@ -331,24 +331,31 @@ fn scan_dir(dir: &Path, origin: &str, searchable: bool, hits: &mut Vec<Hit>) {
     }
 }
 
-/// The version of the pip package that owns a library under site-packages/nvidia/…
-fn pip_version(real: &Path, needle: &str, envs: &[PythonEnv]) -> Option<String> {
+/// The version of the pip package that owns a library under site-packages/nvidia/…: the
+/// nvidia-* package named for it whose version has the library's major (libcudart.so.12 comes
+/// from nvidia-cuda-runtime-cu12 12.x, libcudart.so.13 from nvidia-cuda-runtime 13.x).
+fn pip_version(
+    real: &Path,
+    needle: &str,
+    major: Option<u32>,
+    envs: &[PythonEnv],
+) -> Option<String> {
     let s = real.to_string_lossy();
-    for env in envs {
-        if !env
-            .site_packages
-            .iter()
-            .any(|sp| s.starts_with(sp.as_str()))
-        {
-            continue;
-        }
-        for p in &env.packages {
-            if p.name.starts_with("nvidia-") && p.name.contains(needle) {
-                return Some(p.version.clone());
-            }
-        }
-    }
-    None
+    let major = major?;
+    let env = envs
+        .iter()
+        .find(|e| e.site_packages.iter().any(|sp| s.starts_with(sp.as_str())))?;
+    env.packages
+        .iter()
+        .find(|p| {
+            let pkg_major = p
+                .version
+                .split('.')
+                .next()
+                .and_then(|m| m.parse::<u32>().ok());
+            p.name.starts_with("nvidia-") && p.name.contains(needle) && pkg_major == Some(major)
+        })
+        .map(|p| p.version.clone())
 }
 
 /// The cudart version a toolkit's version.json names, for a library inside that toolkit.

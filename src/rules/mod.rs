@@ -15,6 +15,7 @@ mod gpu_memory_held;
 mod library_path_conflict;
 mod probe_timeout;
 mod stub_libcuda;
+mod unloadable_library;
 
 use crate::matrix::Matrix;
 use crate::report::{Area, Category, Finding, Fix, Severity};
@@ -157,6 +158,7 @@ pub fn all() -> Vec<Rule> {
         expected_gpus::RULE,
         gpu_memory_held::RULE,
         library_path_conflict::RULE,
+        unloadable_library::RULE,
         cpu_only_build::RULE,
         cuda_visible_devices::RULE,
         debug_injection::RULE,

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Installs the real NVIDIA libraries the tests probe, from PyPI, into .venv-test (git-ignored):
+#   - nvidia-cuda-runtime-cu12 and the CUDA 13 nvidia-cuda-runtime (a real libcudart each,
+#     whose cudaRuntimeGetVersion needs no GPU), installed into a throwaway venv;
+#   - libcudnn.so.9 with libcudnn_graph.so.9 and cudnn_version.h from nvidia-cudnn-cu12
+#     (only those files are unpacked from the wheel), and a copy of libcudnn.so.9 alone, which
+#     aborts in cudnnGetVersion: the probe must survive that.
+# Safe to run again: it does nothing when everything is already there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+VENV=${GPUDOCTOR_TEST_VENV:-.venv-test}
+CUDART12=nvidia-cuda-runtime-cu12==12.9.79
+CUDART13=nvidia-cuda-runtime==13.0.96
+CUDNN=nvidia-cudnn-cu12==9.1.0.70
+PY=${PYTHON:-python3}
+
+stamp="$VENV/.gpudoctor-test-setup-v1"
+if [ -f "$stamp" ]; then
+  exit 0
+fi
+rm -rf "$VENV"
+"$PY" -m venv "$VENV"
+"$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-deps --only-binary=:all: "$CUDART12" "$CUDART13"
+
+# cuDNN: download the wheel (pip caches it) and unpack only the files the tests need.
+dl=$(mktemp -d)
+trap 'rm -rf "$dl"' EXIT
+"$VENV/bin/python" -m pip download -q --disable-pip-version-check --no-deps --only-binary=:all: \
+  --platform manylinux2014_x86_64 --python-version 3.11 -d "$dl" "$CUDNN"
+whl=$(ls "$dl"/nvidia_cudnn_cu12-*.whl)
+"$VENV/bin/python" - "$whl" "$VENV" <<'PYEOF'
+import sys, zipfile, os
+whl, venv = sys.argv[1], sys.argv[2]
+want = {
+    "nvidia/cudnn/lib/libcudnn.so.9": ["cudnn9/lib", "cudnn9-broken/lib"],
+    "nvidia/cudnn/lib/libcudnn_graph.so.9": ["cudnn9/lib"],
+    "nvidia/cudnn/include/cudnn_version.h": ["cudnn9/include", "cudnn9-broken/include"],
+}
+with zipfile.ZipFile(whl) as z:
+    for member, dests in want.items():
+        data = z.read(member)
+        for d in dests:
+            out = os.path.join(venv, d)
+            os.makedirs(out, exist_ok=True)
+            with open(os.path.join(out, os.path.basename(member)), "wb") as f:
+                f.write(data)
+PYEOF
+date -u > "$stamp"
+echo "test setup: $VENV ready"

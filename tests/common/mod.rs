@@ -1,0 +1,117 @@
+//! A small builder for running the real gpudoctor binary in tests, with a controlled
+//! environment: `Run::new().args([..]).env(k, v).run()`.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+pub struct Run {
+    cmd: Command,
+}
+
+pub struct Ran {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Ran {
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
+            panic!(
+                "stdout is not JSON ({e}):\n{}\nstderr:\n{}",
+                self.stdout, self.stderr
+            )
+        })
+    }
+    /// The rule ids of a JSON report, in order.
+    pub fn rules(&self) -> Vec<String> {
+        self.json()["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["rule"].as_str().unwrap().to_string())
+            .collect()
+    }
+}
+
+impl Run {
+    /// gpudoctor with an environment holding only PATH (system directories) and HOME.
+    pub fn new() -> Run {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_gpudoctor"));
+        cmd.env_clear()
+            .env(
+                "PATH",
+                "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+            )
+            .env("HOME", "/nonexistent-home")
+            .env("NO_COLOR", "1");
+        Run { cmd }
+    }
+    pub fn args<I, S>(mut self, a: I) -> Run
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<std::ffi::OsStr>,
+    {
+        self.cmd.args(a);
+        self
+    }
+    pub fn arg_path(mut self, p: &Path) -> Run {
+        self.cmd.arg(p);
+        self
+    }
+    pub fn env(mut self, k: &str, v: impl AsRef<std::ffi::OsStr>) -> Run {
+        self.cmd.env(k, v);
+        self
+    }
+    pub fn run(mut self) -> Ran {
+        let out = self.cmd.output().expect("gpudoctor runs");
+        let code = out
+            .status
+            .code()
+            .unwrap_or_else(|| panic!("gpudoctor was killed by a signal: {:?}", out.status));
+        let ran = Ran {
+            code,
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        };
+        assert!(
+            !ran.stderr.contains("panicked"),
+            "gpudoctor panicked:\n{}",
+            ran.stderr
+        );
+        ran
+    }
+}
+
+pub fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+}
+
+/// The venv made by scripts/test-setup.sh; tests that need it fail with a clear message
+/// when it is missing, unless GPUDOCTOR_SKIP_PYPI_TESTS=1.
+pub fn test_venv() -> Option<PathBuf> {
+    let v = std::env::var("GPUDOCTOR_TEST_VENV")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv-test"));
+    if v.join(".gpudoctor-test-setup-v1").exists() {
+        return Some(v);
+    }
+    if std::env::var("GPUDOCTOR_SKIP_PYPI_TESTS").as_deref() == Ok("1") {
+        eprintln!(
+            "skipping: {} is missing and GPUDOCTOR_SKIP_PYPI_TESTS=1",
+            v.display()
+        );
+        return None;
+    }
+    panic!(
+        "{} is missing: run scripts/test-setup.sh first (it installs real CUDA libraries from PyPI), \
+         or set GPUDOCTOR_SKIP_PYPI_TESTS=1 to skip these tests",
+        v.display()
+    );
+}
+
+/// True when this machine has an NVIDIA driver loaded (the no-driver tests then do not apply).
+pub fn has_driver() -> bool {
+    Path::new("/proc/driver/nvidia/version").exists()
+}
