@@ -156,3 +156,65 @@ fn a_cudnn_that_aborts_when_loaded_is_a_finding_not_a_crash() {
     // The header still gives the version.
     assert_eq!(v["snapshot"]["cudnn"]["value"][0]["full_version"], "9.1.0");
 }
+
+#[test]
+fn deep_probe_runs_the_embedded_script_in_a_real_interpreter() {
+    let Some(venv) = test_venv() else { return };
+    let r = Run::new()
+        .args(["check", "--deep", "--format", "json"])
+        .env("VIRTUAL_ENV", &venv)
+        .run();
+    let v = r.json();
+    let envs = v["snapshot"]["python"]["value"].as_array().unwrap();
+    let e = envs
+        .iter()
+        .find(|e| e["origin"] == "VIRTUAL_ENV")
+        .unwrap_or_else(|| panic!("{envs:#?}"));
+    let deep = &e["deep"];
+    assert_eq!(deep["status"], "found", "{deep}");
+    assert_eq!(deep["value"]["result"], "success");
+    assert!(deep["value"]["python"].as_str().unwrap().starts_with("3."));
+    // No framework in this venv: each is reported as absent (null), not as an error.
+    assert!(deep["value"]["torch"].is_null(), "{deep}");
+    assert!(deep["value"]["tensorflow"].is_null());
+}
+
+#[test]
+fn a_hanging_interpreter_is_cut_off_at_the_timeout() {
+    let d = tempfile::tempdir().unwrap();
+    let bin = d.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::create_dir_all(d.path().join("lib/python3.11/site-packages")).unwrap();
+    let py = bin.join("python3");
+    std::fs::write(&py, "#!/bin/sh\nexec sleep 60\n").unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&py, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let t = std::time::Instant::now();
+    let r = Run::new()
+        .args([
+            "check",
+            "--deep",
+            "--timeout",
+            "1.5",
+            "--format",
+            "json",
+            "--python",
+        ])
+        .arg_path(&py)
+        .run();
+    let took = t.elapsed();
+    assert!(took < std::time::Duration::from_secs(6), "took {took:?}");
+    let v = r.json();
+    let e = v["snapshot"]["python"]["value"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["origin"] == "--python")
+        .cloned()
+        .unwrap();
+    assert_eq!(e["deep"]["status"], "failed", "{e}");
+    assert_eq!(e["deep"]["code"], "timeout");
+}

@@ -1,0 +1,183 @@
+//! Framework detection on site-packages trees unpacked from real wheels (tests/fixtures/README.md):
+//! torch/version.py of 2.7.1+cu126 and 2.1.0+cu121, TensorFlow 2.16.1's build_info.py,
+//! dist-info of torch and the nvidia-* wheels, cudnn_version.h; and one-field variations of them.
+
+mod common;
+use common::{fixtures, Run};
+use serde_json::Value;
+use std::path::Path;
+
+fn envs(report: &Value) -> Vec<Value> {
+    report["snapshot"]["python"]["value"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+}
+
+fn env_for<'a>(all: &'a [Value], prefix: &Path) -> &'a Value {
+    all.iter()
+        .find(|e| e["prefix"].as_str() == Some(&*prefix.to_string_lossy()))
+        .unwrap_or_else(|| panic!("no environment {} in {all:#?}", prefix.display()))
+}
+
+fn check_with(site: &Path, assume_gpu: bool) -> common::Ran {
+    let mut r = Run::new()
+        .args(["check", "--format", "json", "--python"])
+        .arg_path(site);
+    if assume_gpu {
+        r = r.args(["--assume", "gpu=H100"]);
+    }
+    r.run()
+}
+
+#[test]
+fn torch_2_7_1_cu126_from_version_py_and_dist_info() {
+    let site = fixtures().join("site-packages/torch271");
+    let r = check_with(&site, false);
+    let all = envs(&r.json());
+    let e = env_for(&all, &site);
+    assert_eq!(e["origin"], "--python");
+    assert_eq!(e["torch"]["version"], "2.7.1+cu126");
+    assert_eq!(e["torch"]["cuda"], "12.6");
+    assert!(e["torch"].get("hip").is_none());
+    assert_eq!(
+        e["torch"]["git_version"],
+        "e2d141dbde55c2a4370fac5165b0561b6af4798b"
+    );
+    let pkgs: Vec<(String, String)> = e["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["name"].as_str().unwrap().into(),
+                p["version"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    // The dist-info has no local tag (the PyPI wheel's metadata strips it).
+    assert!(pkgs.contains(&("torch".into(), "2.7.1".into())), "{pkgs:?}");
+    assert!(pkgs.contains(&("nvidia-cuda-runtime-cu12".into(), "12.9.79".into())));
+    assert!(pkgs.contains(&("nvidia-cudnn-cu12".into(), "9.1.0.70".into())));
+    // A CUDA build on a GPU machine is no CPU-only finding.
+    let r = check_with(&site, true);
+    assert!(!r.rules().contains(&"framework.cpu-only-build".to_string()));
+}
+
+#[test]
+fn torch_2_1_0_old_version_py_form() {
+    let site = fixtures().join("site-packages/torch210");
+    let all = envs(&check_with(&site, false).json());
+    let e = env_for(&all, &site);
+    assert_eq!(e["torch"]["version"], "2.1.0+cu121");
+    assert_eq!(e["torch"]["cuda"], "12.1");
+}
+
+#[test]
+fn tensorflow_2_16_1_build_info() {
+    let site = fixtures().join("site-packages/tf216");
+    let all = envs(&check_with(&site, false).json());
+    let tf = &env_for(&all, &site)["tensorflow"];
+    assert_eq!(tf["package"], "tensorflow");
+    assert_eq!(tf["version"], "2.16.1");
+    assert_eq!(tf["is_cuda_build"], true);
+    assert_eq!(tf["is_rocm_build"], false);
+    assert_eq!(tf["cuda_version"], "12.3");
+    assert_eq!(tf["cudnn_version"], "8");
+    assert_eq!(
+        tf["cuda_compute_capabilities"],
+        serde_json::json!(["sm_50", "sm_60", "sm_70", "sm_80", "compute_90"])
+    );
+}
+
+/// Copies a fixture tree so one field can be changed.
+fn copy_tree(from: &Path, to: &Path) {
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        let dest = to.join(e.file_name());
+        if e.path().is_dir() {
+            std::fs::create_dir_all(&dest).unwrap();
+            copy_tree(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), &dest).unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_cpu_torch_on_a_gpu_machine_is_an_error_and_without_gpus_nothing() {
+    let d = tempfile::tempdir().unwrap();
+    copy_tree(&fixtures().join("site-packages/torch271"), d.path());
+    // One-field variation of the real file: the +cpu build's version.py.
+    let vp = d.path().join("torch/version.py");
+    let text = std::fs::read_to_string(&vp)
+        .unwrap()
+        .replace("'2.7.1+cu126'", "'2.7.1+cpu'")
+        .replace("cuda: Optional[str] = '12.6'", "cuda: Optional[str] = None");
+    std::fs::write(&vp, text).unwrap();
+    let r = check_with(d.path(), true);
+    assert_eq!(r.code, 1);
+    let v = r.json();
+    let f = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "framework.cpu-only-build")
+        .unwrap_or_else(|| panic!("{}", r.stdout));
+    assert_eq!(f["category"], "cpu_only_build");
+    assert!(f["title"].as_str().unwrap().contains("2.7.1+cpu"));
+    assert!(f["fix"]["commands"][0]
+        .as_str()
+        .unwrap()
+        .contains("download.pytorch.org/whl/cu"));
+    // No GPU anywhere: a CPU build is right.
+    let r = check_with(d.path(), false);
+    assert!(!r.rules().contains(&"framework.cpu-only-build".to_string()));
+}
+
+#[test]
+fn a_cpu_only_tensorflow_build_is_reported() {
+    let d = tempfile::tempdir().unwrap();
+    copy_tree(&fixtures().join("site-packages/tf216"), d.path());
+    let bi = d.path().join("tensorflow/python/platform/build_info.py");
+    let text = std::fs::read_to_string(&bi)
+        .unwrap()
+        .replace("('is_cuda_build', True)", "('is_cuda_build', False)");
+    std::fs::write(&bi, text).unwrap();
+    let r = check_with(d.path(), true);
+    let v = r.json();
+    assert!(
+        v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["rule"] == "framework.cpu-only-build"
+                && f["title"].as_str().unwrap().contains("TensorFlow 2.16.1")),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn a_venv_is_found_through_virtual_env_and_its_interpreter() {
+    let d = tempfile::tempdir().unwrap();
+    let venv = d.path();
+    let sp = venv.join("lib/python3.12/site-packages");
+    std::fs::create_dir_all(&sp).unwrap();
+    copy_tree(&fixtures().join("site-packages/torch210"), &sp);
+    std::fs::create_dir_all(venv.join("bin")).unwrap();
+    std::fs::write(
+        venv.join("pyvenv.cfg"),
+        "home = /usr/bin\ninclude-system-site-packages = false\nversion = 3.12.3\n",
+    )
+    .unwrap();
+    let r = Run::new()
+        .args(["check", "--format", "json"])
+        .env("VIRTUAL_ENV", venv)
+        .run();
+    let all = envs(&r.json());
+    let e = env_for(&all, venv);
+    assert_eq!(e["kind"], "venv");
+    assert_eq!(e["origin"], "VIRTUAL_ENV");
+    assert_eq!(e["python_version"], "3.12");
+    assert_eq!(e["torch"]["version"], "2.1.0+cu121");
+}
