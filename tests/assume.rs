@@ -1,6 +1,8 @@
 //! `--assume KEY=VALUE`: each key of design.md changes the evaluated snapshot as documented;
 //! `--no-probe` leaves only assumed facts; `snapshot` → `check --snapshot` gives the same findings.
 
+#![allow(clippy::print_stderr, clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 use common::{has_driver, Ran, Run};
 use serde_json::Value;

@@ -2,6 +2,8 @@
 //! torch/version.py of 2.7.1+cu126 and 2.1.0+cu121, TensorFlow 2.16.1's build_info.py,
 //! dist-info of torch and the nvidia-* wheels, cudnn_version.h; and one-field variations of them.
 
+#![allow(clippy::print_stderr, clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 use common::{fixtures, Run};
 use serde_json::Value;

@@ -2,6 +2,8 @@
 //! CI): `check` exits 1 with a `driver.missing` finding that says why, in every format, and
 //! never panics.
 
+#![allow(clippy::print_stderr, clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 use common::{has_driver, Run};
 

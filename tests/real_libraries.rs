@@ -3,6 +3,8 @@
 //! Versions come from the libraries themselves (cudaRuntimeGetVersion, cudnnGetVersion) and are
 //! checked against the pip packages' own metadata.
 
+#![allow(clippy::print_stderr, clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 use common::{test_venv, Run};
 use serde_json::Value;

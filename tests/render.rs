@@ -1,6 +1,8 @@
 //! Every renderer's output pinned by snapshot tests (insta), on the fixture snapshots and a
 //! variation with findings in several areas. Review changes with `cargo insta review`.
 
+#![allow(clippy::print_stderr, clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 use common::fixtures;
 use gpudoctor::app::{evaluate, read_snapshot};

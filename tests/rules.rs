@@ -2,6 +2,8 @@
 //! Base snapshots: the recorded no-driver machine, and the synthetic 2 × H100 host
 //! (tests/fixtures/README.md says which is which).
 
+#![allow(clippy::print_stderr, clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 use common::{fixtures, Ran, Run};
 use serde_json::{json, Value};

@@ -1,6 +1,11 @@
 //! A small builder for running the real gpudoctor binary in tests, with a controlled
 //! environment: `Run::new().args([..]).env(k, v).run()`.
-#![allow(dead_code)]
+#![allow(
+    dead_code,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::print_stderr
+)]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
