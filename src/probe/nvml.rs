@@ -153,7 +153,7 @@ fn gpu(nvml: &Nvml, index: u32) -> Gpu {
         compute_capability: p(dev.cuda_compute_capability())
             .map(|c| format!("{}.{}", c.major, c.minor)),
         memory: memory(nvml, &dev),
-        processes: processes(&dev),
+        processes: processes(nvml, &dev),
         persistence_mode: p(dev.is_in_persistent_mode()),
         compute_mode: p(dev.compute_mode()).map(|m| {
             match m {
@@ -224,10 +224,14 @@ fn memory(nvml: &Nvml, dev: &Device) -> Probed<GpuMemory> {
     }
 }
 
-/// Compute processes through v3 (R510+), else v2 (legacy).
-fn processes(dev: &Device) -> Probed<Vec<GpuProcess>> {
+/// Compute processes through v3 (R510+), else v2, else the v1 call every driver has (the
+/// `_v3` symbol is missing on R470, reference/rust-crates.md §2, nvml-wrapper#46).
+fn processes(nvml: &Nvml, dev: &Device) -> Probed<Vec<GpuProcess>> {
     let list = match dev.running_compute_processes() {
-        Err(NvmlError::FailedToLoadSymbol(_)) => dev.running_compute_processes_v2(),
+        Err(NvmlError::FailedToLoadSymbol(_)) => match dev.running_compute_processes_v2() {
+            Err(NvmlError::FailedToLoadSymbol(_)) => return processes_v1(nvml, dev),
+            other => other,
+        },
         other => other,
     };
     p(list).map(|v| {
@@ -242,6 +246,49 @@ fn processes(dev: &Device) -> Probed<Vec<GpuProcess>> {
             })
             .collect()
     })
+}
+
+/// `nvmlDeviceGetComputeRunningProcesses` (v1), called raw.
+fn processes_v1(nvml: &Nvml, dev: &Device) -> Probed<Vec<GpuProcess>> {
+    let lib = nvml.lib();
+    if lib.nvmlDeviceGetComputeRunningProcesses.is_err() {
+        return Probed::absent_code("old_driver", "no compute-process query in this NVML");
+    }
+    // NVML_VALUE_NOT_AVAILABLE: the driver cannot tell the memory (WDDM, some containers).
+    const NOT_AVAILABLE: u64 = u64::MAX;
+    let mut buf: Vec<nvml_wrapper_sys::bindings::nvmlProcessInfo_v1_t> = Vec::new();
+    let mut count: libc::c_uint = 0;
+    for _ in 0..3 {
+        // SAFETY: the symbol exists (checked above); `buf` has room for `count` entries and
+        // the handle belongs to this live NVML session.
+        buf.resize(count as usize, unsafe { std::mem::zeroed() });
+        let rc = unsafe {
+            lib.nvmlDeviceGetComputeRunningProcesses(dev.handle(), &mut count, buf.as_mut_ptr())
+        };
+        match rc {
+            0 => {
+                buf.truncate(count as usize);
+                return Probed::found(
+                    buf.iter()
+                        .map(|pi| GpuProcess {
+                            pid: pi.pid,
+                            name: process_name(pi.pid),
+                            used_bytes: (pi.usedGpuMemory != NOT_AVAILABLE)
+                                .then_some(pi.usedGpuMemory),
+                        })
+                        .collect(),
+                );
+            }
+            // NVML_ERROR_INSUFFICIENT_SIZE: `count` now holds the size needed (plus margin).
+            7 => count = count.saturating_add(4),
+            other => {
+                return Probed::failed(format!(
+                    "nvmlDeviceGetComputeRunningProcesses returned {other}"
+                ))
+            }
+        }
+    }
+    Probed::failed("the process list kept growing while it was read")
 }
 
 fn process_name(pid: u32) -> Option<String> {
