@@ -4,6 +4,9 @@
 //! with `gpudoctor snapshot`, read back with `check --snapshot`, and edited with `--assume`.
 //! Every probed value is a [`Probed`]: found, absent (with why), or failed (with the error), so a
 //! value that could not be read is never mistaken for zero.
+//!
+//! Readers ignore fields they do not know, so a snapshot written by a newer gpudoctor that only
+//! added fields stays readable by an older one; an incompatible change bumps the schema string.
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -106,7 +109,6 @@ impl<T> Default for Probed<T> {
 
 /// Everything known about one machine.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct Snapshot {
     pub schema: String,
     /// gpudoctor version that took the snapshot.
@@ -177,14 +179,12 @@ impl Snapshot {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct Assumption {
     pub key: String,
     pub value: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct ProbeRun {
     pub name: String,
     pub millis: u64,
@@ -196,7 +196,6 @@ pub struct ProbeRun {
 // Host
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct Host {
     /// "linux", "windows", "wsl" (Linux under WSL2) or "macos".
     pub os: String,
@@ -219,7 +218,6 @@ pub struct Host {
 // Driver
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct Driver {
     /// `/proc/driver/nvidia/version`.
     #[serde(default)]
@@ -264,7 +262,6 @@ impl Driver {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct KernelModule {
     pub version: String,
     /// "open", "proprietary" or "unknown".
@@ -277,7 +274,6 @@ pub struct KernelModule {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct NvmlInfo {
     /// `nvmlSystemGetDriverVersion`, e.g. "580.159.04".
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -292,7 +288,6 @@ pub struct NvmlInfo {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct LibCuda {
     /// The file the loader resolved `libcuda.so.1` to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -310,7 +305,6 @@ pub struct LibCuda {
 
 /// A shared library file found on disk.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct LibraryFile {
     pub path: String,
     /// Where it was found: "LD_LIBRARY_PATH", "ld.so.cache", "toolkit", "conda", "pip:<env>", …
@@ -321,7 +315,6 @@ pub struct LibraryFile {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct PciDevice {
     /// `0000:17:00.0`.
     pub bus_id: String,
@@ -342,7 +335,6 @@ impl PciDevice {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct DeviceNode {
     pub path: String,
     pub readable: bool,
@@ -350,7 +342,6 @@ pub struct DeviceNode {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct Daemon {
     /// "nvidia-persistenced" or "nv-fabricmanager".
     pub name: String,
@@ -363,7 +354,6 @@ pub struct Daemon {
 // GPUs
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct Gpu {
     pub index: u32,
     #[serde(default)]
@@ -410,7 +400,6 @@ impl Gpu {
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct GpuMemory {
     pub total_bytes: u64,
     pub used_bytes: u64,
@@ -418,7 +407,6 @@ pub struct GpuMemory {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct GpuProcess {
     pub pid: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -429,14 +417,12 @@ pub struct GpuProcess {
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct ModePair {
     pub current: bool,
     pub pending: bool,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct Clocks {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sm_mhz: Option<u32>,
@@ -449,7 +435,6 @@ pub struct Clocks {
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct PcieLink {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gen: Option<u32>,
@@ -465,7 +450,6 @@ pub struct PcieLink {
 // CUDA
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct Cuda {
     /// Every libcudart found.
     #[serde(default)]
@@ -479,7 +463,6 @@ pub struct Cuda {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct CudaRuntime {
     pub path: String,
     /// Every place it was found from, first one first.
@@ -516,7 +499,6 @@ impl CudaRuntime {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct CudaToolkit {
     pub root: String,
     /// From version.json ("13.3.0") or version.txt ("10.0.130").
@@ -528,7 +510,6 @@ pub struct CudaToolkit {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct CudnnLibrary {
     pub path: String,
     pub origins: Vec<String>,
@@ -565,7 +546,6 @@ impl CudnnLibrary {
 // Python and frameworks
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct PythonEnv {
     /// The interpreter path it was found through.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -608,7 +588,6 @@ impl PythonEnv {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct Package {
     /// Normalised name (PEP 503: lower case, runs of -_. as -).
     pub name: String,
@@ -619,7 +598,6 @@ pub struct Package {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct TorchBuild {
     /// `__version__` with its local tag ("2.7.1+cu126").
     pub version: String,
@@ -652,7 +630,6 @@ impl TorchBuild {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct TensorflowBuild {
     /// The distribution it came from ("tensorflow", "tensorflow-cpu", "tf-nightly" …).
     pub package: String,

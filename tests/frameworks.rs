@@ -183,3 +183,22 @@ fn a_venv_is_found_through_virtual_env_and_its_interpreter() {
     assert_eq!(e["python_version"], "3.12");
     assert_eq!(e["torch"]["version"], "2.1.0+cu121");
 }
+
+#[test]
+fn recorded_deep_probe_output_of_a_real_torch_install() {
+    // The embedded script's stdout in a venv with torch 2.7.1+cu126 from PyPI, on a machine with
+    // no GPU (tests/fixtures/README.md).
+    let text =
+        std::fs::read_to_string(fixtures().join("deep/torch271-cu126-nogpu.stdout")).unwrap();
+    let v = match gpudoctor::probe::python::parse_deep_output(&text).unwrap() {
+        gpudoctor::snapshot::Probed::Found { value } => value,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(v["torch"]["version"], "2.7.1+cu126");
+    assert_eq!(v["torch"]["cuda_available"], false);
+    assert_eq!(v["torch"]["cudnn"], 90501);
+    assert_eq!(
+        v["torch"]["arch_list"],
+        serde_json::json!(["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"])
+    );
+}

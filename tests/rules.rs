@@ -455,3 +455,13 @@ fn only_and_skip_select_rules_by_prefix_or_category() {
     assert!(r.rules().is_empty());
     assert_eq!(r.code, 0);
 }
+
+#[test]
+fn a_snapshot_with_fields_from_a_newer_gpudoctor_is_still_read() {
+    let mut s = h100();
+    set(&mut s, "/health", json!({"ecc": "from a later version"}));
+    set(&mut s, "/gpus/value/0/row_remap", json!({"pending": false}));
+    let r = check(&s, &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.rules(), vec!["gpu.memory-held"]);
+}
