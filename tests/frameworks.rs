@@ -5,7 +5,7 @@
 #![allow(clippy::print_stderr, clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
-use common::{fixtures, Run};
+use common::{finding, fixtures, Run};
 use serde_json::Value;
 use std::path::Path;
 
@@ -119,12 +119,7 @@ fn a_cpu_torch_on_a_gpu_machine_is_an_error_and_without_gpus_nothing() {
     let r = check_with(d.path(), true);
     assert_eq!(r.code, 1);
     let v = r.json();
-    let f = v["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["rule"] == "framework.cpu-only-build")
-        .unwrap_or_else(|| panic!("{}", r.stdout));
+    let f = finding(&v, "framework.cpu-only-build");
     assert_eq!(f["category"], "cpu_only_build");
     assert!(f["title"].as_str().unwrap().contains("2.7.1+cpu"));
     assert!(f["fix"]["commands"][0]

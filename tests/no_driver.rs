@@ -5,7 +5,7 @@
 #![allow(clippy::print_stderr, clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
-use common::{has_driver, Run};
+use common::{finding, has_driver, Run};
 
 #[test]
 fn check_exits_1_with_driver_missing_in_every_format() {
@@ -18,12 +18,7 @@ fn check_exits_1_with_driver_missing_in_every_format() {
     let v = json.json();
     assert_eq!(v["schema"], "gpudoctor.report/1");
     assert_eq!(v["verdict"], "fail");
-    let missing = v["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["rule"] == "driver.missing")
-        .expect("a driver.missing finding");
+    let missing = finding(&v, "driver.missing");
     assert_eq!(missing["category"], "driver_missing");
     assert_eq!(missing["severity"], "error");
     // It says why: here, no module and no libraries.

@@ -6,7 +6,7 @@
 #![allow(clippy::print_stderr, clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
-use common::{test_venv, Run};
+use common::{finding, test_venv, Run};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -91,12 +91,7 @@ fn library_path_conflict_fires_when_both_majors_are_on_ld_library_path() {
         .env("LD_LIBRARY_PATH", &ld)
         .run();
     let v = r.json();
-    let f = v["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["rule"] == "libs.path-conflict")
-        .unwrap_or_else(|| panic!("no libs.path-conflict in {}", r.stdout));
+    let f = finding(&v, "libs.path-conflict");
     assert_eq!(f["category"], "library_path_conflict");
     assert_eq!(f["evidence"]["majors"], serde_json::json!([12, 13]));
     for rt in runtimes(&v) {
@@ -144,12 +139,7 @@ fn a_cudnn_that_aborts_when_loaded_is_a_finding_not_a_crash() {
         .run();
     assert_eq!(r.code, 1);
     let v = r.json();
-    let f = v["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["rule"] == "libs.unloadable")
-        .unwrap_or_else(|| panic!("no libs.unloadable in {}", r.stdout));
+    let f = finding(&v, "libs.unloadable");
     assert_eq!(f["severity"], "error", "it is on the search path");
     assert_eq!(f["category"], "cudnn_mismatch");
     let err = f["evidence"]["error"].as_str().unwrap();

@@ -5,7 +5,7 @@
 #![allow(clippy::print_stderr, clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
-use common::{fixtures, Ran, Run};
+use common::{finding, fixtures, Ran, Run};
 use serde_json::{json, Value};
 
 fn base(name: &str) -> Value {
@@ -41,15 +41,6 @@ fn set(v: &mut Value, pointer: &str, new: Value) {
         .and_then(Value::as_object_mut)
         .unwrap_or_else(|| panic!("no object at {parent}"));
     obj.insert(key.to_string(), new);
-}
-
-fn finding<'a>(r: &'a Value, rule: &str) -> &'a Value {
-    r["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["rule"] == rule)
-        .unwrap_or_else(|| panic!("no {rule} finding in {:#}", r["findings"]))
 }
 
 #[test]

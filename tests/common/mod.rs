@@ -40,6 +40,16 @@ impl Ran {
     }
 }
 
+/// The finding of `rule` in a JSON report; panics with the findings when there is none.
+pub fn finding<'a>(report: &'a serde_json::Value, rule: &str) -> &'a serde_json::Value {
+    report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == rule)
+        .unwrap_or_else(|| panic!("no {rule} finding in {:#}", report["findings"]))
+}
+
 impl Run {
     /// gpudoctor with an environment holding only PATH (system directories) and HOME.
     pub fn new() -> Run {
