@@ -28,9 +28,34 @@ pub fn redact(snap: &mut Snapshot, home: Option<&str>) {
 
 fn replace_strings(v: &mut serde_json::Value, home: &str) {
     match v {
-        serde_json::Value::String(s) if s.contains(home) => *s = s.replace(home, "~"),
+        serde_json::Value::String(s) if s.contains(home) => *s = replace_home(s, home),
         serde_json::Value::Array(a) => a.iter_mut().for_each(|x| replace_strings(x, home)),
         serde_json::Value::Object(o) => o.values_mut().for_each(|x| replace_strings(x, home)),
         _ => {}
     }
 }
+
+/// Replaces `home` with `~` where it is a whole path prefix: followed by '/', ':' (a path
+/// list), or the end; "/root" in "/rootfs" stays.
+fn replace_home(s: &str, home: &str) -> String {
+    let home = home.trim_end_matches('/');
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(i) = rest.find(home) {
+        let after = &rest[i + home.len()..];
+        let starts_path = rest[..i]
+            .bytes()
+            .last()
+            .is_none_or(|b| matches!(b, b':' | b' ' | b'=' | b'"'));
+        let ends_path = after.is_empty() || after.starts_with('/') || after.starts_with(':');
+        out.push_str(&rest[..i]);
+        out.push_str(if starts_path && ends_path { "~" } else { home });
+        rest = after;
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+#[path = "redact_tests.rs"]
+mod tests;
