@@ -106,10 +106,27 @@ pub fn read_snapshot(path: &Path) -> Result<Snapshot, String> {
     })
 }
 
-fn load_matrix(path: Option<&Path>) -> Result<Matrix, String> {
+/// The matrix `--matrix` / GPUDOCTOR_MATRIX names, else an updated copy in the cache, else the
+/// embedded one.
+pub fn load_matrix(path: Option<&Path>) -> Result<Matrix, String> {
+    let join = |errs: Vec<crate::matrix::MatrixError>| {
+        errs.iter()
+            .map(|e| e.to_string())
+            .collect::<Vec<_>>()
+            .join("\n  ")
+    };
     match path {
-        Some(p) => Matrix::from_path(p).map_err(|e| format!("cannot use the matrix {e}")),
-        None => Matrix::embedded().map_err(|e| format!("the built-in matrix is broken: {e}")),
+        Some(p) => Matrix::from_path(p).map_err(|e| format!("cannot use the matrix:\n  {}", join(e))),
+        None => match crate::matrix_update::cached_path().filter(|p| p.is_file()) {
+            Some(p) => Matrix::from_path(&p).map_err(|e| {
+                format!(
+                    "the updated matrix in {} is unusable (remove it to use the built-in one):\n  {}",
+                    p.display(),
+                    join(e)
+                )
+            }),
+            None => Matrix::embedded().map_err(|e| format!("the built-in matrix is broken:\n  {}", join(e))),
+        },
     }
 }
 

@@ -296,6 +296,131 @@ pub fn normalize_dist_name(name: &str) -> String {
     out
 }
 
+/// A dotted version ("12.4", "0.4.30", "8.9.2.26"), compared numerically with missing parts as 0.
+pub fn dotted(s: &str) -> Option<Vec<u64>> {
+    let s = s.trim();
+    if s.is_empty() {
+        return None;
+    }
+    s.split('.')
+        .map(|p| {
+            if p.is_empty() || p.len() > 12 || !p.bytes().all(|b| b.is_ascii_digit()) {
+                None
+            } else {
+                p.parse().ok()
+            }
+        })
+        .collect()
+}
+
+/// Compares two dotted versions, padding the shorter with zeros ("12.4" == "12.4.0").
+pub fn cmp_dotted(a: &[u64], b: &[u64]) -> Ordering {
+    let n = a.len().max(b.len());
+    for i in 0..n {
+        let (x, y) = (
+            a.get(i).copied().unwrap_or(0),
+            b.get(i).copied().unwrap_or(0),
+        );
+        match x.cmp(&y) {
+            Ordering::Equal => continue,
+            o => return o,
+        }
+    }
+    Ordering::Equal
+}
+
+/// `v` within [from, to]; a last component "x" in `to` matches any value there ("9.5.x").
+/// None when a bound is not a version.
+pub fn in_range(v: &str, from: &str, to: &str) -> Option<bool> {
+    let v = dotted(v)?;
+    let lo = dotted(from)?;
+    if cmp_dotted(&v, &lo) == Ordering::Less {
+        return Some(false);
+    }
+    match to.strip_suffix(".x") {
+        Some(prefix) => {
+            let p = dotted(prefix)?;
+            let head: Vec<u64> = v.iter().take(p.len()).copied().collect();
+            Some(cmp_dotted(&head, &p) != Ordering::Greater)
+        }
+        None => Some(cmp_dotted(&v, &dotted(to)?) != Ordering::Greater),
+    }
+}
+
+impl Pep440 {
+    /// The version normalised to semver for comparison: the first three release numbers;
+    /// pre-releases as `-a.N`, `-b.N`, `-rc.N` and dev releases as `-0dev.N` (so that, as in
+    /// PEP 440, dev < a < b < rc < final); further release numbers and the local tag go to build
+    /// metadata, which semver ignores when comparing.
+    pub fn to_semver(&self) -> semver::Version {
+        let part = |i: usize| self.release.get(i).copied().unwrap_or(0);
+        let mut v = semver::Version::new(part(0), part(1), part(2));
+        let mut pre: Vec<String> = Vec::new();
+        if let Some((kind, n)) = &self.pre {
+            pre.push(kind.clone());
+            pre.push(n.to_string());
+        }
+        if let Some(d) = self.dev {
+            pre.push("0dev".to_string());
+            pre.push(d.to_string());
+        }
+        if !pre.is_empty() {
+            v.pre = semver::Prerelease::new(&pre.join(".")).unwrap_or(semver::Prerelease::EMPTY);
+        }
+        let mut build: Vec<String> = self.release.iter().skip(3).map(|n| n.to_string()).collect();
+        if let Some(l) = &self.local {
+            build.extend(
+                l.split(['.', '-', '_'])
+                    .filter(|x| !x.is_empty() && x.bytes().all(|b| b.is_ascii_alphanumeric()))
+                    .map(str::to_string),
+            );
+        }
+        if !build.is_empty() {
+            v.build = semver::BuildMetadata::new(&build.join("."))
+                .unwrap_or(semver::BuildMetadata::EMPTY);
+        }
+        v
+    }
+
+    /// PEP 440 order of the public versions (local tags ignored).
+    pub fn cmp_public(&self, other: &Pep440) -> Ordering {
+        self.to_semver()
+            .cmp_precedence(&other.to_semver())
+            .then_with(|| cmp_dotted(&self.release, &other.release))
+    }
+}
+
+impl DriverVersion {
+    /// As semver (major.minor.patch), for comparisons across tools.
+    pub fn to_semver(&self) -> semver::Version {
+        semver::Version::new(
+            u64::from(self.major),
+            u64::from(self.minor),
+            u64::from(self.patch.unwrap_or(0)),
+        )
+    }
+
+    /// Like [`DriverVersion::parse`], also accepting a bare branch ("580" = 580.0).
+    pub fn parse_min(s: &str) -> Option<DriverVersion> {
+        DriverVersion::parse(s).or_else(|| {
+            let major = parse_digits(s.trim())?;
+            Some(DriverVersion {
+                major,
+                minor: 0,
+                patch: None,
+                minor_width: 1,
+                patch_width: 0,
+            })
+        })
+    }
+}
+
+impl CudaVersion {
+    pub fn to_semver(self) -> semver::Version {
+        semver::Version::new(u64::from(self.major), u64::from(self.minor), 0)
+    }
+}
+
 #[cfg(test)]
 #[path = "version_tests.rs"]
 mod tests;

@@ -1,0 +1,188 @@
+//! `gpudoctor matrix update --from URL [--sha256 HEX]`: downloads a newer matrix (one YAML file
+//! holding every table), checks its hash and validates it completely before anything is
+//! replaced, then writes it atomically to the user's cache directory, keeping the previous copy
+//! as `matrix.yaml.prev`. HTTPS only; plain HTTP is accepted for loopback addresses (tests).
+//! Nothing here runs unless asked: `check` never touches the network.
+
+use sha2::{Digest, Sha256};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::matrix::Matrix;
+
+/// The largest matrix accepted (the embedded one is about 50 KB).
+const MAX_BYTES: u64 = 16 * 1024 * 1024;
+
+/// `$GPUDOCTOR_CACHE_DIR`, `$XDG_CACHE_HOME/gpudoctor` or `~/.cache/gpudoctor`.
+pub fn cache_dir() -> Option<PathBuf> {
+    let get = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    get("GPUDOCTOR_CACHE_DIR")
+        .or_else(|| get("XDG_CACHE_HOME").map(|p| p.join("gpudoctor")))
+        .or_else(|| get("HOME").map(|p| p.join(".cache").join("gpudoctor")))
+}
+
+/// Where an updated matrix lives.
+pub fn cached_path() -> Option<PathBuf> {
+    cache_dir().map(|d| d.join("matrix.yaml"))
+}
+
+/// What an update did.
+#[derive(Debug)]
+pub struct Updated {
+    pub path: PathBuf,
+    pub previous: Option<PathBuf>,
+    pub matrix: Matrix,
+    pub sha256: String,
+}
+
+/// Checks the URL: https, or http to a loopback address.
+pub fn check_url(url: &str) -> Result<reqwest::Url, String> {
+    let u = reqwest::Url::parse(url).map_err(|e| format!("--from {url}: not a URL ({e})"))?;
+    match u.scheme() {
+        "https" => Ok(u),
+        "http" => {
+            let loopback = match u.host() {
+                Some(url::Host::Ipv4(a)) => a.is_loopback(),
+                Some(url::Host::Ipv6(a)) => a.is_loopback(),
+                Some(url::Host::Domain(d)) => d == "localhost",
+                None => false,
+            };
+            if loopback {
+                Ok(u)
+            } else {
+                Err(format!("--from {url}: only https:// is accepted (plain http only to 127.0.0.1 / localhost)"))
+            }
+        }
+        other => Err(format!(
+            "--from {url}: the scheme {other}: is not supported; use https://"
+        )),
+    }
+}
+
+/// Downloads, verifies, validates and installs a matrix into `dir`.
+pub fn update(url: &str, sha256: Option<&str>, dir: &Path) -> Result<Updated, String> {
+    let u = check_url(url)?;
+    if let Some(h) = sha256 {
+        if h.len() != 64 || !h.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(format!("--sha256 {h}: expected 64 hexadecimal digits"));
+        }
+    }
+    let body = fetch(u)?;
+    let digest = hex(&Sha256::digest(&body));
+    if let Some(want) = sha256 {
+        if !digest.eq_ignore_ascii_case(want) {
+            return Err(format!(
+                "the download's sha256 is {digest}, not {want}: nothing was changed"
+            ));
+        }
+    }
+    let text = String::from_utf8(body)
+        .map_err(|_| "the download is not UTF-8 text: nothing was changed".to_string())?;
+    let matrix = Matrix::from_texts(std::iter::once((url.to_string(), text.clone())), url)
+        .map_err(|errs| {
+            format!(
+                "the downloaded matrix is not valid, nothing was changed:\n  {}",
+                errs.iter()
+                    .map(|e| e.to_string())
+                    .collect::<Vec<_>>()
+                    .join("\n  ")
+            )
+        })?;
+    if matrix.toolkits.is_empty() || matrix.branches.is_empty() || matrix.gpus.is_empty() {
+        return Err("the downloaded matrix lacks the CUDA, driver or GPU tables (it must hold every table in one file): nothing was changed".to_string());
+    }
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let path = dir.join("matrix.yaml");
+    let tmp = dir.join(format!(".matrix.yaml.{}", std::process::id()));
+    let write = || -> std::io::Result<()> {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)?;
+        f.write_all(text.as_bytes())?;
+        f.sync_all()
+    };
+    if let Err(e) = write() {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(format!("cannot write {}: {e}", tmp.display()));
+    }
+    let previous = if path.exists() {
+        let prev = dir.join("matrix.yaml.prev");
+        std::fs::copy(&path, &prev).map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            format!("cannot keep the previous matrix as {}: {e}", prev.display())
+        })?;
+        Some(prev)
+    } else {
+        None
+    };
+    std::fs::rename(&tmp, &path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        format!("cannot replace {}: {e}", path.display())
+    })?;
+    Ok(Updated {
+        path,
+        previous,
+        matrix,
+        sha256: digest,
+    })
+}
+
+fn fetch(u: reqwest::Url) -> Result<Vec<u8>, String> {
+    let shown = u.to_string();
+    let client = reqwest::blocking::Client::builder()
+        .connect_timeout(Duration::from_secs(10))
+        .timeout(Duration::from_secs(60))
+        .redirect(reqwest::redirect::Policy::custom(|a| {
+            // Follow redirects only to https (never downgrade).
+            if a.url().scheme() == "https" && a.previous().len() < 5 {
+                a.follow()
+            } else {
+                a.stop()
+            }
+        }))
+        .build()
+        .map_err(|e| format!("cannot start an HTTP client: {e}"))?;
+    let resp = client.get(u).send().map_err(|e| {
+        format!(
+            "could not download {shown}: {}: nothing was changed",
+            chain(&e)
+        )
+    })?;
+    if !resp.status().is_success() {
+        return Err(format!(
+            "{shown} answered {}: nothing was changed",
+            resp.status()
+        ));
+    }
+    let mut body = Vec::new();
+    resp.take(MAX_BYTES + 1)
+        .read_to_end(&mut body)
+        .map_err(|e| format!("the download from {shown} broke off: {e}: nothing was changed"))?;
+    if body.len() as u64 > MAX_BYTES {
+        return Err(format!(
+            "{shown} is larger than {MAX_BYTES} bytes: nothing was changed"
+        ));
+    }
+    Ok(body)
+}
+
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut cur = e.source();
+    while let Some(c) = cur {
+        s.push_str(": ");
+        s.push_str(&c.to_string());
+        cur = c.source();
+    }
+    crate::sanitize::clean_line(&s, 400)
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
