@@ -108,9 +108,9 @@ pub fn apply(
 ) -> Result<(), AssumeError> {
     match key {
         "driver" => {
-            let v = DriverVersion::parse(value)
+            let dv = DriverVersion::parse(value)
                 .ok_or_else(|| bad(key, value, "expected an NVIDIA driver version"))?;
-            let v = v.to_string();
+            let v = dv.to_string();
             snap.driver.kernel_module = Probed::found(KernelModule {
                 version: v.clone(),
                 flavor: "unknown".to_string(),
@@ -118,7 +118,12 @@ pub fn apply(
                 line: "assumed".to_string(),
             });
             snap.driver.sys_module_version = Probed::found(v.clone());
-            let cuda = snap.driver.nvml.get().and_then(|n| n.cuda_driver_version);
+            // The CUDA it supports: an assumed driver.cuda if given, else its branch's.
+            let cuda = if snap.is_assumed("driver.cuda") {
+                snap.driver.nvml.get().and_then(|n| n.cuda_driver_version)
+            } else {
+                matrix.driver_cuda(&dv).map(|c| c.to_api())
+            };
             snap.driver.nvml = Probed::found(NvmlInfo {
                 driver_version: Some(v.clone()),
                 cuda_driver_version: cuda,

@@ -25,6 +25,11 @@ pub enum Command {
     Snapshot(SnapshotArgs),
     /// List every rule with its id, category and one line.
     Rules(RulesArgs),
+    /// The newest build of each framework that works with this driver and these GPUs.
+    Recommend(RecommendArgs),
+    /// The compatibility matrix: show, validate, path, update.
+    #[command(subcommand)]
+    Matrix(MatrixCommand),
     /// Internal: load one library in this child process and print its version as JSON.
     #[command(name = "__probe-lib", hide = true)]
     ProbeLib { kind: String, target: String },
@@ -137,4 +142,59 @@ pub struct RulesArgs {
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FrameworkChoice {
+    Torch,
+    Tensorflow,
+    Jax,
+}
+
+#[derive(Debug, Args)]
+pub struct RecommendArgs {
+    /// Only this framework.
+    #[arg(long, value_enum)]
+    pub framework: Option<FrameworkChoice>,
+    /// Add or override one fact (repeatable), as for `check`.
+    #[arg(long, value_name = "KEY=VALUE")]
+    pub assume: Vec<String>,
+    /// Do not probe this machine: only --assume facts exist.
+    #[arg(long)]
+    pub no_probe: bool,
+    /// Use this compatibility matrix instead of the built-in one.
+    #[arg(long, value_name = "FILE", env = "GPUDOCTOR_MATRIX")]
+    pub matrix: Option<PathBuf>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub probe: ProbeArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum MatrixCommand {
+    /// The matrix in use: version, date, row counts, where it came from.
+    Show {
+        #[arg(long, value_name = "FILE", env = "GPUDOCTOR_MATRIX")]
+        matrix: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Check a matrix file (or directory): schema and meaning; errors with file:line:column, exit 2.
+    Validate { file: PathBuf },
+    /// Where the matrix in use comes from.
+    Path {
+        #[arg(long, value_name = "FILE", env = "GPUDOCTOR_MATRIX")]
+        matrix: Option<PathBuf>,
+    },
+    /// Download a newer matrix (HTTPS), validate it and install it in the user's cache directory.
+    Update {
+        /// The URL of a single YAML file holding every table.
+        #[arg(long = "from", value_name = "URL")]
+        from: String,
+        /// Refuse the download unless its SHA-256 is this.
+        #[arg(long, value_name = "HEX")]
+        sha256: Option<String>,
+    },
 }

@@ -7,9 +7,11 @@
 pub mod app;
 pub mod assume;
 pub mod cli;
+pub mod compat;
 pub mod matrix;
 pub mod matrix_update;
 pub mod probe;
+pub mod recommend;
 pub mod redact;
 pub mod render;
 pub mod report;

@@ -126,7 +126,7 @@ fn driver_queries() {
             .unwrap()
             .driver
             .to_string(),
-        "580.0"
+        "580"
     );
     assert!(
         m.min_driver(c("13.0"), Os::Windows, false).is_none(),

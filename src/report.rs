@@ -50,6 +50,8 @@ pub enum Category {
     WindowsCrashCode,
     ApplicationError,
     ProbeTimeout,
+    /// A version newer than the compatibility matrix knows: gpudoctor cannot tell ([?]).
+    MatrixStale,
 }
 
 impl Category {
@@ -77,6 +79,7 @@ impl Category {
             Category::WindowsCrashCode => "windows_crash_code",
             Category::ApplicationError => "application_error",
             Category::ProbeTimeout => "probe_timeout",
+            Category::MatrixStale => "matrix_stale",
         }
     }
 }

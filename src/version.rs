@@ -66,6 +66,10 @@ impl Ord for DriverVersion {
 
 impl fmt::Display for DriverVersion {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.minor_width == 0 {
+            // A bare branch ("580"), as a minimum is sometimes stated.
+            return write!(f, "{}", self.major);
+        }
         write!(
             f,
             "{}.{:0w$}",
@@ -408,7 +412,7 @@ impl DriverVersion {
                 major,
                 minor: 0,
                 patch: None,
-                minor_width: 1,
+                minor_width: 0,
                 patch_width: 0,
             })
         })

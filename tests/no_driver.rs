@@ -155,7 +155,11 @@ fn a_bad_matrix_exits_2_with_file_and_line() {
         .run();
     assert_eq!(r.code, 2);
     assert!(r.stderr.contains("m.yaml"), "{}", r.stderr);
-    assert!(r.stderr.contains("m.yaml:7:5: unknown field `sorce`"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("m.yaml:7:5: unknown field `sorce`"),
+        "{}",
+        r.stderr
+    );
 }
 
 #[test]

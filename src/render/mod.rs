@@ -51,7 +51,13 @@ pub fn areas<'a>(report: &'a Report, gpus: &GpuFilter) -> Vec<AreaView<'a>> {
             let findings: Vec<&Finding> =
                 report.findings.iter().filter(|f| f.area == area).collect();
             let (headline, facts, unknown) = describe(area, s, gpus);
-            let worst = findings.iter().map(|f| f.severity).max();
+            let judged: Vec<&&Finding> = findings
+                .iter()
+                .filter(|f| f.category != crate::report::Category::MatrixStale)
+                .collect();
+            let stale = judged.len() < findings.len();
+            let worst = judged.iter().map(|f| f.severity).max();
+            let unknown = unknown || stale;
             let mark = match worst {
                 Some(Severity::Error) => Mark::Error,
                 Some(Severity::Warning) => Mark::Warning,
@@ -131,7 +137,12 @@ fn describe(area: Area, s: &Snapshot, gpus: &GpuFilter) -> (String, Vec<String>,
                 .or_else(|| d.libcuda.get().and_then(|l| l.cuda_driver_version));
             let mut facts = Vec::new();
             if let Some(k) = d.kernel_module.get() {
-                facts.push(format!("kernel module {} ({})", k.version, k.flavor));
+                let how = if k.line == "assumed" {
+                    "assumed"
+                } else {
+                    k.flavor.as_str()
+                };
+                facts.push(format!("kernel module {} ({how})", k.version));
             }
             match d.nvml.get() {
                 Some(n) => facts.push(format!(

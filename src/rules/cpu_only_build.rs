@@ -47,7 +47,25 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
         }
         if let Some(tf) = env.tensorflow.as_ref() {
             let cpu_pkg = tf.package.ends_with("-cpu");
-            if tf.is_cpu_only() || cpu_pkg {
+            let windows = ctx.snap.host.get().is_some_and(|h| h.os == "windows");
+            // Native Windows GPU support ended with TensorFlow 2.10 (compat-facts.md §6).
+            if windows
+                && ctx
+                    .matrix
+                    .tensorflow(&tf.version)
+                    .is_some_and(|r| !r.windows_gpu)
+            {
+                out.push(
+                    doc.finding(
+                        Severity::Error,
+                        format!("TensorFlow {} has no GPU support on native Windows", tf.version),
+                        format!("In {}, TensorFlow {} runs on the CPU only: native Windows GPU support ended with TensorFlow 2.10. Later releases use the GPU only under WSL2.", env.label(), tf.version),
+                    )
+                    .fix("Run TensorFlow in WSL2 with tensorflow[and-cuda], or pin the last native Windows GPU release:", &["wsl --install", "python -m pip install \"tensorflow<2.11\""])
+                    .evidence(json!({"environment": env.prefix, "tensorflow": tf.version, "os": "windows"}))
+                    .link("https://www.tensorflow.org/install/pip#windows-native"),
+                );
+            } else if tf.is_cpu_only() || cpu_pkg {
                 out.push(
                     doc.finding(
                         Severity::Error,

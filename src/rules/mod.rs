@@ -3,6 +3,10 @@
 //! `explain --rule` prints. Compatibility rules join from the matrix and health rules from the
 //! fault detection, through the same [`Rule`] registry.
 
+mod compat_arch;
+mod compat_cudnn;
+mod compat_driver;
+mod compat_runtime;
 mod container_no_gpu;
 mod cpu_only_build;
 mod cuda_visible_devices;
@@ -13,6 +17,7 @@ mod driver_missing;
 mod expected_gpus;
 mod gpu_memory_held;
 mod library_path_conflict;
+mod matrix_stale;
 mod probe_timeout;
 mod stub_libcuda;
 mod unloadable_library;
@@ -159,7 +164,12 @@ pub fn all() -> Vec<Rule> {
         gpu_memory_held::RULE,
         library_path_conflict::RULE,
         unloadable_library::RULE,
+        compat_driver::RULE,
+        compat_arch::RULE,
+        compat_runtime::RULE,
+        compat_cudnn::RULE,
         cpu_only_build::RULE,
+        matrix_stale::RULE,
         cuda_visible_devices::RULE,
         debug_injection::RULE,
         probe_timeout::RULE,

@@ -1,0 +1,159 @@
+//! `compat.arch-unsupported`: a GPU that a framework build has no kernels for (neither a cubin
+//! of the same major nor PTX it can JIT), that the driver branch no longer supports, or that a
+//! CUDA toolkit can no longer build for.
+
+use serde_json::json;
+
+use super::{Context, Rule, RuleDoc};
+use crate::compat::{
+    best_torch, builds, gpu_ccs, gpu_label, torch_install, DriverFacts, Framework,
+};
+use crate::matrix::{coverage, split_cc, Coverage};
+use crate::report::{Area, Category, Finding, Severity};
+use crate::version::CudaVersion;
+
+pub const RULE: Rule = Rule {
+    doc: RuleDoc {
+        id: "compat.arch-unsupported",
+        category: Category::ArchUnsupported,
+        area: Area::Gpus,
+        summary: "A GPU's architecture is not supported by a framework build, the driver branch or a CUDA toolkit",
+        what: "For each GPU, checks each framework build's compiled architectures (a cubin runs on its own major at the same or a higher minor, sm_86 on sm_89; PTX JIT-compiles for newer GPUs), JAX's minimum compute capability, the last driver branch of the architecture (Kepler R470; Maxwell, Pascal, Volta R580) and the last CUDA major that builds for it (CUDA 13 needs 7.5+).",
+        why: "Without kernels for the GPU, frameworks fail with 'no kernel image is available for execution on the device' (209) or warn 'sm_120 is not compatible with the current PyTorch installation'; a driver branch that dropped the architecture does not see the GPU at all.",
+        fix: "Install a framework build that includes the GPU's architecture (or its PTX), or a driver branch that still supports the GPU.",
+    },
+    check,
+};
+
+fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
+    let m = ctx.matrix;
+    let d = DriverFacts::of(ctx.snap, m);
+    let gpus = gpu_ccs(ctx.snap, m);
+    let ccs: Vec<String> = gpus.iter().map(|(_, cc)| cc.clone()).collect();
+    let mut out = Vec::new();
+    for b in builds(ctx.snap, m) {
+        let python = b.env.interpreter.clone().unwrap_or_else(|| "python".into());
+        for (g, cc) in &gpus {
+            let missing = if let Some(from) = b.arch_from {
+                matches!(coverage(&b.sass, &b.ptx, cc), Coverage::None).then(|| {
+                    format!(
+                        "{} has cubins for {} and PTX for {} ({from}); none runs on compute {cc} (a cubin runs only on its own major, PTX only on newer GPUs).",
+                        b.label,
+                        list(&b.sass),
+                        list(&b.ptx),
+                    )
+                })
+            } else if let Some(min) = &b.min_cc {
+                (split_cc(cc) < split_cc(min)).then(|| {
+                    format!("{} supports compute capability {min} and newer (JAX installation guide); this GPU is {cc}.", b.label)
+                })
+            } else {
+                None
+            };
+            let Some(detail) = missing else { continue };
+            let arch = m.arch_of_cc(cc).unwrap_or("this");
+            let mut f = doc
+                .finding(
+                    Severity::Error,
+                    format!("{} has no kernels for {}", b.label, gpu_label(g, cc)),
+                    format!("{detail} CUDA programs fail with 'no kernel image is available for execution on the device' on this {arch} GPU."),
+                )
+                .evidence(json!({"build": b.label, "compute_capability": cc, "sass": b.sass, "ptx": b.ptx, "min_cc": b.min_cc}))
+                .on_gpu(g.index);
+            if b.framework == Framework::Torch {
+                if let Some((row, v)) = best_torch(m, &d, &ccs) {
+                    f = f.fix_owned(
+                        format!("Install PyTorch {} +{} (CUDA {}), whose build covers compute {cc} and runs on this driver:", row.torch, v.tag, v.cuda),
+                        vec![torch_install(row, v, &python)],
+                    );
+                } else {
+                    f = f.fix("No PyTorch build in the matrix covers this GPU with this driver; build PyTorch from source with TORCH_CUDA_ARCH_LIST including it.", &[]);
+                }
+            } else if b.framework == Framework::Jax {
+                f = f.fix(
+                    "CUDA 13 JAX wheels need compute 7.5+, CUDA 12 wheels 5.2+: install the CUDA 12 plugin on older GPUs:",
+                    &["python -m pip install -U 'jax[cuda12]'"],
+                );
+            } else {
+                f = f.fix("Use a TensorFlow release whose build_info lists this architecture, or build TensorFlow from source with it.", &[]);
+            }
+            if let Some(s) = &b.source {
+                f = f.link(s);
+            }
+            out.push(f);
+        }
+    }
+    // Driver branches that dropped an architecture.
+    if let Some(v) = d.version {
+        for (g, cc) in &gpus {
+            let Some(row) = m.cc(cc) else { continue };
+            let Some(last) = row.last_driver_branch else {
+                continue;
+            };
+            if v.major > last {
+                out.push(
+                    doc.finding(
+                        Severity::Error,
+                        format!("Driver {v} no longer supports {} GPUs", row.arch),
+                        format!("{} is a {} GPU; R{last} is the last driver branch that supports the architecture, and driver {v} (R{}) does not drive it.", gpu_label(g, cc), row.arch, v.major),
+                    )
+                    .fix_owned(
+                        format!("Install the R{last} legacy driver (the newest {last}.x):"),
+                        vec![format!("sudo ubuntu-drivers install nvidia:{last}"), "sudo reboot".to_string()],
+                    )
+                    .evidence(json!({"compute_capability": cc, "arch": row.arch, "last_driver_branch": last, "driver": v.to_string()}))
+                    .on_gpu(g.index)
+                    .link(&row.source),
+                );
+            }
+        }
+    }
+    // CUDA toolkits and runtimes on the path that can no longer build for a GPU.
+    let mut toolkit_cudas: Vec<(CudaVersion, String)> = Vec::new();
+    if let Some(tks) = ctx.snap.cuda.toolkits.get() {
+        for t in tks {
+            if let Some(c) = t.version.as_deref().and_then(CudaVersion::parse) {
+                toolkit_cudas.push((c, format!("the CUDA {c} toolkit at {}", t.root)));
+            }
+        }
+    }
+    if let Some(c) = ctx
+        .snap
+        .cuda
+        .assumed_version
+        .as_deref()
+        .and_then(CudaVersion::parse)
+    {
+        toolkit_cudas.push((c, format!("CUDA {c} (assumed)")));
+    }
+    for (c, what) in toolkit_cudas {
+        for (g, cc) in &gpus {
+            let Some(row) = m.cc(cc) else { continue };
+            let Some(last) = row.last_cuda_major else {
+                continue;
+            };
+            if c.major > last {
+                out.push(
+                    doc.finding(
+                        Severity::Warning,
+                        format!("CUDA {c} cannot build for {} ({})", gpu_label(g, cc), row.arch),
+                        format!("CUDA {}.x is the last toolkit that compiles for {} GPUs; code built with {what} has no kernels for this GPU.", last, row.arch),
+                    )
+                    .fix_owned(format!("Build for this GPU with a CUDA {last}.x toolkit."), vec![])
+                    .evidence(json!({"cuda": c.to_string(), "compute_capability": cc, "last_cuda_major": last}))
+                    .on_gpu(g.index)
+                    .link(&row.source),
+                );
+            }
+        }
+    }
+    out
+}
+
+fn list(v: &[String]) -> String {
+    if v.is_empty() {
+        "nothing".to_string()
+    } else {
+        v.join(", ")
+    }
+}

@@ -1,0 +1,177 @@
+//! `compat.cudnn`: the cuDNN a framework can load against the one it was built for, and cuDNN
+//! against the CUDA runtime beside it.
+
+use serde_json::json;
+
+use super::{Context, Rule, RuleDoc};
+use crate::compat::{builds, inspectable, libraries_fix, reachable_cudnn, Framework};
+use crate::report::{Area, Category, Finding, Severity};
+use crate::snapshot::Probed;
+use crate::version::{cmp_dotted, decode_cudnn, dotted, CudaVersion};
+
+pub const RULE: Rule = Rule {
+    doc: RuleDoc {
+        id: "compat.cudnn",
+        category: Category::CudnnMismatch,
+        area: Area::Cudnn,
+        summary: "The cuDNN a framework can load is not the one it was built for, or does not match the CUDA runtime",
+        what: "For each PyTorch, TensorFlow and JAX build, compares the cuDNN it needs (PyTorch's pinned nvidia-cudnn wheel, TensorFlow's tested cuDNN, JAX's minimum) with the cuDNN it can load (the environment's nvidia-cudnn wheel, libcudnn in the environment or on the library path, or what torch.backends.cudnn.version() reported), and each cuDNN on the library path with the CUDA runtimes beside it.",
+        why: "A cuDNN of another major cannot be loaded ('Could not load dynamic library libcudnn.so.8', 'DNN library is not found'); TensorFlow refuses an older minor ('Loaded runtime CuDNN library: X but source was compiled with: Y'); PyTorch raises 'cuDNN version incompatibility'.",
+        fix: "Install the cuDNN the framework was built for: reinstalling the framework's pip package brings its pinned nvidia-cudnn wheel.",
+    },
+    check,
+};
+
+fn major_minor(v: &str) -> Vec<u64> {
+    dotted(v).unwrap_or_default().into_iter().take(2).collect()
+}
+
+fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
+    let m = ctx.matrix;
+    let mut out = Vec::new();
+    for b in builds(ctx.snap, m) {
+        let Some(want) = b.cudnn.clone() else {
+            continue;
+        };
+        // What the framework itself loaded, when --deep asked it.
+        let loaded = match (&b.env.deep, b.framework) {
+            (Some(Probed::Found { value }), Framework::Torch) => value
+                .pointer("/torch/cudnn")
+                .and_then(|v| v.as_u64())
+                .and_then(decode_cudnn),
+            _ => None,
+        };
+        let mut have = reachable_cudnn(ctx.snap, b.env);
+        if let Some(l) = &loaded {
+            have.insert(
+                0,
+                crate::compat::Reachable {
+                    version: l.clone(),
+                    place: "torch.backends.cudnn.version()".into(),
+                },
+            );
+        }
+        if have.is_empty() && !inspectable(b.env) {
+            continue;
+        }
+        let want_mm = major_minor(&want);
+        let fix = libraries_fix(&b, m);
+        let (sev, problem) = match b.framework {
+            Framework::Jax => {
+                let below = b.cudnn_below.clone();
+                let ok = have.iter().any(|h| {
+                    let v = major_minor(&h.version);
+                    cmp_dotted(&v, &want_mm) != std::cmp::Ordering::Less
+                        && below.as_deref().is_none_or(|bl| {
+                            cmp_dotted(&v, &major_minor(bl)) == std::cmp::Ordering::Less
+                        })
+                });
+                if ok {
+                    continue;
+                }
+                (
+                    Severity::Error,
+                    format!(
+                        "{} needs cuDNN >= {want}{}",
+                        b.label,
+                        below.map(|x| format!(" and < {x}")).unwrap_or_default()
+                    ),
+                )
+            }
+            _ => {
+                let same_major: Vec<_> = have
+                    .iter()
+                    .filter(|h| major_minor(&h.version).first() == want_mm.first())
+                    .collect();
+                if same_major.is_empty() {
+                    (
+                        Severity::Error,
+                        format!(
+                            "{} needs cuDNN {} ({want})",
+                            b.label,
+                            want_mm.first().copied().unwrap_or(0)
+                        ),
+                    )
+                } else if same_major.iter().all(|h| {
+                    cmp_dotted(&major_minor(&h.version), &want_mm) == std::cmp::Ordering::Less
+                }) {
+                    // TensorFlow refuses an older minor; PyTorch warns or fails depending on release.
+                    let sev = if b.framework == Framework::Tensorflow {
+                        Severity::Error
+                    } else {
+                        Severity::Warning
+                    };
+                    (
+                        sev,
+                        format!(
+                            "{} was built with cuDNN {want}; only an older {} is available",
+                            b.label,
+                            same_major
+                                .iter()
+                                .map(|h| h.version.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                    )
+                } else {
+                    continue;
+                }
+            }
+        };
+        let found = if have.is_empty() {
+            "no cuDNN at all".to_string()
+        } else {
+            have.iter()
+                .map(|h| format!("cuDNN {} ({})", h.version, h.place))
+                .collect::<Vec<_>>()
+                .join("; ")
+        };
+        let mut f = doc
+            .finding(sev, problem, format!("In {}, it can load {found}.", b.env.label()))
+            .fix_owned("Install the cuDNN this build expects, e.g. by reinstalling it with its CUDA libraries:", vec![fix])
+            .evidence(json!({"build": b.label, "expects": want, "available": have.iter().map(|h| json!({"version": h.version, "place": h.place})).collect::<Vec<_>>()}));
+        if let Some(s) = &b.source {
+            f = f.link(s);
+        }
+        out.push(f);
+    }
+    // cuDNN on the search path vs the CUDA runtimes beside it.
+    let runtimes: Vec<CudaVersion> = ctx
+        .snap
+        .runtime_list()
+        .iter()
+        .filter(|r| r.on_search_path)
+        .filter_map(|r| r.api_version.get().and_then(|v| CudaVersion::from_api(*v)))
+        .collect();
+    for c in ctx.snap.cudnn_list().iter().filter(|c| c.on_search_path) {
+        let Some(v) = c.version_string() else {
+            continue;
+        };
+        let Some(row) = m.cudnn(&v) else { continue };
+        for rt in &runtimes {
+            let fits = row.cuda.iter().any(|r| {
+                let lo = CudaVersion::parse(&r.from);
+                let hi = CudaVersion::parse(&r.to);
+                lo.is_some_and(|lo| *rt >= lo) && hi.is_some_and(|hi| *rt <= hi)
+            });
+            if !fits {
+                let builds: Vec<String> = row
+                    .cuda
+                    .iter()
+                    .map(|r| format!("{}–{}", r.from, r.to))
+                    .collect();
+                out.push(
+                    doc.finding(
+                        Severity::Warning,
+                        format!("cuDNN {v} has no build for CUDA {rt}"),
+                        format!("{} (cuDNN {v}) is built for CUDA {}; the CUDA {rt} runtime on the same library path is not among them.", c.path, builds.join(", ")),
+                    )
+                    .fix("Put a cuDNN built for this CUDA on the library path (NVIDIA's cuDNN support matrix lists them).", &[])
+                    .evidence(json!({"cudnn": v, "cuda": rt.to_string(), "cudnn_cuda_builds": builds}))
+                    .link(&row.source),
+                );
+            }
+        }
+    }
+    out
+}

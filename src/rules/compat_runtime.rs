@@ -1,0 +1,85 @@
+//! `compat.cuda-runtime`: a framework build whose CUDA runtime is not installed where it can load
+//! it, or is older than it accepts.
+
+use serde_json::json;
+
+use super::{Context, Rule, RuleDoc};
+use crate::compat::{builds, inspectable, libraries_fix, reachable_runtimes, Framework};
+use crate::report::{Area, Category, Finding, Severity};
+
+pub const RULE: Rule = Rule {
+    doc: RuleDoc {
+        id: "compat.cuda-runtime",
+        category: Category::CudaRuntimeMismatch,
+        area: Area::Cuda,
+        summary: "A framework's CUDA runtime is missing from its environment and the library path, or too old",
+        what: "For each PyTorch, TensorFlow and JAX build in an inspected environment, looks for a libcudart of the CUDA major it was built for, inside the environment (pip nvidia-* wheels, torch's bundled copy) or on the library path, at or above the oldest minor it accepts.",
+        why: "Without it the import fails ('libcudart.so.12: cannot open shared object file'), or TensorFlow silently falls back to the CPU ('Could not load dynamic library', 'Cannot dlopen some GPU libraries'); a runtime older than the build lacks symbols it uses.",
+        fix: "Reinstall the framework with its CUDA wheels (tensorflow[and-cuda], jax[cuda12], PyTorch from its CUDA index) or install the matching CUDA toolkit.",
+    },
+    check,
+};
+
+fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
+    let m = ctx.matrix;
+    let windows = ctx.snap.host.get().is_some_and(|h| h.os == "windows");
+    let mut out = Vec::new();
+    for b in builds(ctx.snap, m) {
+        if !inspectable(b.env) || windows {
+            continue;
+        }
+        let Some(need) = b.min_runtime else { continue };
+        let have = reachable_runtimes(ctx.snap, b.env);
+        let same: Vec<_> = have.iter().filter(|(v, _)| v.major == need.major).collect();
+        let fix = libraries_fix(&b, m);
+        let (sev, title, detail) = if same.is_empty() {
+            (
+                Severity::Error,
+                format!("{} has no CUDA {} runtime to load", b.label, need.major),
+                format!(
+                    "{} needs libcudart.so.{} (CUDA {need}), but neither {} nor the library path has one{}.",
+                    b.label,
+                    need.major,
+                    b.env.prefix,
+                    if have.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" (found only {})", have.iter().map(|(v, p)| format!("CUDA {v} at {p}")).collect::<Vec<_>>().join(", "))
+                    }
+                ),
+            )
+        } else if same.iter().all(|(v, _)| *v < need) {
+            let sev = if b.framework == Framework::Jax {
+                Severity::Error
+            } else {
+                Severity::Warning
+            };
+            (
+                sev,
+                format!(
+                    "{} needs CUDA >= {need}; the runtime it finds is older",
+                    b.label
+                ),
+                format!(
+                    "{} accepts CUDA {need} or newer; it can load only {}.",
+                    b.label,
+                    same.iter()
+                        .map(|(v, p)| format!("CUDA {v} ({p})"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            )
+        } else {
+            continue;
+        };
+        let mut f = doc
+            .finding(sev, title, detail)
+            .fix_owned("Install the CUDA libraries this build uses:", vec![fix])
+            .evidence(json!({"build": b.label, "needs": need.to_string(), "available": have.iter().map(|(v, p)| json!({"cuda": v.to_string(), "path": p})).collect::<Vec<_>>()}));
+        if let Some(s) = &b.source {
+            f = f.link(s);
+        }
+        out.push(f);
+    }
+    out
+}
