@@ -197,3 +197,52 @@ fn recorded_deep_probe_output_of_a_real_torch_install() {
         serde_json::json!(["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"])
     );
 }
+
+#[test]
+fn tensorflow_2_16_ptx_on_h100_needs_the_cuda_12_3_driver() {
+    // The real build_info of TensorFlow 2.16.1 lists sm_50, sm_60, sm_70, sm_80 and compute_90:
+    // an H100 (9.0) runs it only by JIT-compiling the CUDA 12.3 PTX, which minor-version
+    // compatibility does not cover, so R535 (CUDA 12.2) is too old; 12.3's GA driver is needed.
+    let site = fixtures().join("site-packages/tf216");
+    let r = Run::new()
+        .args([
+            "check",
+            "--format",
+            "json",
+            "--assume",
+            "driver=535.104.05",
+            "--assume",
+            "gpu=H100",
+            "--python",
+        ])
+        .arg_path(&site)
+        .run();
+    let v = r.json();
+    let f = finding(&v, "compat.driver-too-old");
+    assert_eq!(f["title"], "The driver is too old for tensorflow 2.16.1");
+    let detail = f["detail"].as_str().unwrap();
+    assert!(detail.contains("JIT-compile its PTX"), "{detail}");
+    assert!(
+        f["fix"]["text"].as_str().unwrap().contains("545.23.06"),
+        "{f}"
+    );
+    // An A100 has a cubin (sm_80): the same driver is fine through minor-version compatibility.
+    let r = Run::new()
+        .args([
+            "check",
+            "--format",
+            "json",
+            "--assume",
+            "driver=535.104.05",
+            "--assume",
+            "gpu=A100",
+            "--python",
+        ])
+        .arg_path(&site)
+        .run();
+    assert!(
+        !r.rules().contains(&"compat.driver-too-old".to_string()),
+        "{}",
+        r.stdout
+    );
+}
