@@ -1,0 +1,265 @@
+//! The matrix: every row exercised through the query that uses it; `matrix show / validate /
+//! path`; `matrix update` against a local HTTP server on 127.0.0.1 (a good file, a wrong
+//! sha256, malformed YAML, a server that is down), each leaving the previous matrix intact.
+
+#![allow(clippy::print_stderr, clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+use common::Run;
+use gpudoctor::compat::{driver_runs, DriverFacts, Runs};
+use gpudoctor::matrix::{coverage, Coverage, Matrix, Os, EMBEDDED};
+use gpudoctor::version::{CudaVersion, DriverVersion};
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::path::Path;
+
+fn m() -> Matrix {
+    Matrix::embedded().unwrap()
+}
+
+#[test]
+fn every_toolkit_row_is_reachable() {
+    let m = m();
+    for r in &m.toolkits {
+        let cuda = CudaVersion::parse(&r.cuda).unwrap();
+        if r.ga {
+            let (d, row) = m.ga_driver(cuda, Os::Linux).unwrap();
+            assert_eq!(Some(d.to_string()), r.linux, "{}", r.release);
+            assert_eq!(row.release, r.release);
+        }
+        // The driver packaged with any release runs that release (its branch supports it).
+        if let Some(l) = &r.linux {
+            let v = DriverVersion::parse(l).unwrap();
+            let d = DriverFacts { version: Some(v), cuda: m.driver_cuda(&v), os: Os::Linux };
+            assert_eq!(driver_runs(&m, &d, cuda, true), Runs::Yes, "{} with {l}", r.release);
+        }
+        if let Some(w) = &r.windows {
+            let v = DriverVersion::parse(w).unwrap();
+            let d = DriverFacts { version: Some(v), cuda: m.driver_cuda(&v), os: Os::Windows };
+            assert_eq!(driver_runs(&m, &d, cuda, false), Runs::Yes, "{} with {w}", r.release);
+        }
+    }
+}
+
+#[test]
+fn every_branch_mvc_and_compute_capability_row() {
+    let m = m();
+    for b in &m.branches {
+        let v = DriverVersion::parse(&format!("{}.10", b.branch)).unwrap();
+        assert_eq!(m.driver_cuda(&v).map(|c| c.to_string()), Some(b.cuda.clone()), "R{}", b.branch);
+    }
+    for r in &m.mvc {
+        let (d, row) = m.mvc_min(r.major, Os::Linux).unwrap();
+        assert_eq!(d.to_string(), r.linux);
+        assert_eq!(row.major, r.major);
+        let need = CudaVersion { major: r.major, minor: 9 };
+        assert_eq!(m.min_driver(need, Os::Linux, false).unwrap().driver, d);
+    }
+    for c in &m.ccs {
+        assert_eq!(m.cc(&c.cc).unwrap(), c);
+        if let Some(first) = &c.first_cuda {
+            if let Some(cuda) = CudaVersion::parse(first).filter(|c| c.major >= 10) {
+                assert!(m.ga_driver(cuda, Os::Linux).is_some(), "{}: no GA driver for {first}", c.cc);
+            }
+        }
+    }
+}
+
+#[test]
+fn every_gpu_name_resolves_to_its_row() {
+    let m = m();
+    for r in &m.gpus {
+        for n in &r.names {
+            let name = n.replace('*', "0");
+            assert_eq!(m.gpu(&name).map(|x| &x.cc), Some(&r.cc), "{name}");
+        }
+    }
+}
+
+#[test]
+fn every_cudnn_row_is_found_by_its_versions() {
+    let m = m();
+    for r in &m.cudnn {
+        assert_eq!(m.cudnn(&r.from), Some(r), "{}", r.from);
+        let to = r.to.replace(".x", ".0");
+        assert_eq!(m.cudnn(&to), Some(r), "{to}");
+    }
+}
+
+#[test]
+fn every_framework_row_and_variant_is_found() {
+    let m = m();
+    for r in &m.pytorch {
+        for v in &r.variants {
+            let version = format!("{}.0+{}", r.torch, v.tag);
+            assert_eq!(m.torch(&version), Some(r), "{version}");
+            assert!(r.variant(&v.tag).is_some());
+            // Each listed architecture really is covered by its own cubins.
+            for cc in &v.sass {
+                assert!(matches!(coverage(&v.sass, &v.ptx, cc), Coverage::Sass(_)), "{version} {cc}");
+            }
+        }
+    }
+    for r in &m.tensorflow {
+        assert_eq!(m.tensorflow(&format!("{}.0", r.tf)), Some(r));
+    }
+    for r in &m.jax {
+        assert_eq!(m.jax(&r.from, r.cuda_major), Some(r), "{} CUDA {}", r.from, r.cuda_major);
+    }
+}
+
+#[test]
+fn show_validate_and_path() {
+    let r = Run::new().args(["matrix", "show", "--json"]).run();
+    assert_eq!(r.code, 0);
+    let v = r.json();
+    assert_eq!(v["source"], "embedded");
+    assert_eq!(v["data_version"], "2026-11-21");
+    assert!(v["rows"]["cuda_toolkits"].as_u64().unwrap() >= 40);
+    assert!(v["rows"]["pytorch variants"].as_u64().unwrap() >= 40);
+
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("compat-matrix");
+    let r = Run::new().args(["matrix", "validate"]).arg_path(&dir).run();
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("valid"));
+
+    let d = tempfile::tempdir().unwrap();
+    let bad = d.path().join("bad.yaml");
+    std::fs::write(
+        &bad,
+        "schema: gpudoctor.matrix/1\ndata_version: \"2026-01-01\"\ndriver_branches:\n  - { branch: 550, cuda: \"12.4\", source: \"https://x\" }\n  - { branch: 535, cuda: \"12.2\", source: \"https://x\" }\n",
+    )
+    .unwrap();
+    let r = Run::new().args(["matrix", "validate"]).arg_path(&bad).run();
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains(&format!("{}:5:5: branch 535 is not after 550", bad.display())), "{}", r.stderr);
+
+    let r = Run::new().args(["matrix", "path"]).run();
+    assert!(r.stdout.starts_with("embedded"), "{}", r.stdout);
+    let r = Run::new().args(["matrix", "path", "--matrix"]).arg_path(&dir).run();
+    assert!(r.stdout.contains("compat-matrix"));
+}
+
+/// The embedded tables as one file, the form `matrix update` takes.
+fn single_file(data_version: &str) -> String {
+    let mut out = format!("schema: gpudoctor.matrix/1\ndata_version: \"{data_version}\"\n");
+    for (_, text) in EMBEDDED {
+        for line in text.lines() {
+            if !line.starts_with("schema:") && !line.starts_with("data_version:") {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+    }
+    out
+}
+
+/// A one-shot HTTP server on 127.0.0.1 answering every request with `status` and `body`.
+fn serve(status: &'static str, body: Vec<u8>) -> String {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for s in l.incoming().take(3) {
+            let Ok(mut s) = s else { continue };
+            let mut buf = [0u8; 4096];
+            let _ = s.read(&mut buf);
+            let head = format!("HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len());
+            let _ = s.write_all(head.as_bytes());
+            let _ = s.write_all(&body);
+        }
+    });
+    format!("http://{addr}/matrix.yaml")
+}
+
+fn sha256(b: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(b).iter().map(|x| format!("{x:02x}")).collect()
+}
+
+fn update(cache: &Path, args: &[&str]) -> common::Ran {
+    Run::new()
+        .env("GPUDOCTOR_CACHE_DIR", cache)
+        .args(["matrix", "update"])
+        .args(args)
+        .run()
+}
+
+#[test]
+fn update_installs_a_good_matrix_and_keeps_the_previous_one() {
+    let cache = tempfile::tempdir().unwrap();
+    let first = single_file("2026-12-01");
+    let url = serve("200 OK", first.clone().into_bytes());
+    let r = update(cache.path(), &["--from", &url, "--sha256", &sha256(first.as_bytes())]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let installed = cache.path().join("matrix.yaml");
+    assert_eq!(std::fs::read_to_string(&installed).unwrap(), first);
+    // check now uses it.
+    let r = Run::new().env("GPUDOCTOR_CACHE_DIR", cache.path()).args(["matrix", "show", "--json"]).run();
+    assert_eq!(r.json()["data_version"], "2026-12-01");
+
+    let second = single_file("2027-01-15");
+    let url = serve("200 OK", second.clone().into_bytes());
+    let r = update(cache.path(), &["--from", &url]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(std::fs::read_to_string(&installed).unwrap(), second);
+    assert_eq!(std::fs::read_to_string(cache.path().join("matrix.yaml.prev")).unwrap(), first);
+}
+
+fn assert_untouched(cache: &Path, before: &str) {
+    assert_eq!(std::fs::read_to_string(cache.join("matrix.yaml")).unwrap(), before);
+    let names: Vec<String> = std::fs::read_dir(cache).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    assert_eq!(names, vec!["matrix.yaml"], "no temporary or backup file left behind");
+}
+
+#[test]
+fn failed_updates_leave_the_previous_matrix_intact() {
+    let cache = tempfile::tempdir().unwrap();
+    let before = single_file("2026-12-01");
+    std::fs::write(cache.path().join("matrix.yaml"), &before).unwrap();
+
+    // A wrong sha256.
+    let body = single_file("2027-02-02");
+    let url = serve("200 OK", body.into_bytes());
+    let r = update(cache.path(), &["--from", &url, "--sha256", &"0".repeat(64)]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("sha256"), "{}", r.stderr);
+    assert_untouched(cache.path(), &before);
+
+    // Malformed YAML.
+    let url = serve("200 OK", b"schema: gpudoctor.matrix/1\ndata_version: [unclosed\n".to_vec());
+    let r = update(cache.path(), &["--from", &url]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("not valid"), "{}", r.stderr);
+    assert_untouched(cache.path(), &before);
+
+    // Valid YAML that breaks the matrix's meaning.
+    let broken = single_file("2027-02-02").replace("branch: 535,", "branch: 999,");
+    let url = serve("200 OK", broken.into_bytes());
+    let r = update(cache.path(), &["--from", &url]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("branch"), "{}", r.stderr);
+    assert_untouched(cache.path(), &before);
+
+    // An HTTP error.
+    let url = serve("404 Not Found", b"nope".to_vec());
+    let r = update(cache.path(), &["--from", &url]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("404"), "{}", r.stderr);
+    assert_untouched(cache.path(), &before);
+
+    // A server that is down.
+    let port = {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let r = update(cache.path(), &["--from", &format!("http://127.0.0.1:{port}/m.yaml")]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("could not download"), "{}", r.stderr);
+    assert_untouched(cache.path(), &before);
+
+    // Plain HTTP to anything but loopback is refused before any connection.
+    let r = update(cache.path(), &["--from", "http://192.0.2.1/m.yaml"]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("only https://"), "{}", r.stderr);
+    assert_untouched(cache.path(), &before);
+}
