@@ -4,4 +4,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/test-setup.sh
-cargo test --all-targets "$@"
+cargo test "$@"

@@ -30,13 +30,31 @@ fn every_toolkit_row_is_reachable() {
         // The driver packaged with any release runs that release (its branch supports it).
         if let Some(l) = &r.linux {
             let v = DriverVersion::parse(l).unwrap();
-            let d = DriverFacts { version: Some(v), cuda: m.driver_cuda(&v), os: Os::Linux };
-            assert_eq!(driver_runs(&m, &d, cuda, true), Runs::Yes, "{} with {l}", r.release);
+            let d = DriverFacts {
+                version: Some(v),
+                cuda: m.driver_cuda(&v),
+                os: Os::Linux,
+            };
+            assert_eq!(
+                driver_runs(&m, &d, cuda, true),
+                Runs::Yes,
+                "{} with {l}",
+                r.release
+            );
         }
         if let Some(w) = &r.windows {
             let v = DriverVersion::parse(w).unwrap();
-            let d = DriverFacts { version: Some(v), cuda: m.driver_cuda(&v), os: Os::Windows };
-            assert_eq!(driver_runs(&m, &d, cuda, false), Runs::Yes, "{} with {w}", r.release);
+            let d = DriverFacts {
+                version: Some(v),
+                cuda: m.driver_cuda(&v),
+                os: Os::Windows,
+            };
+            assert_eq!(
+                driver_runs(&m, &d, cuda, false),
+                Runs::Yes,
+                "{} with {w}",
+                r.release
+            );
         }
     }
 }
@@ -46,20 +64,32 @@ fn every_branch_mvc_and_compute_capability_row() {
     let m = m();
     for b in &m.branches {
         let v = DriverVersion::parse(&format!("{}.10", b.branch)).unwrap();
-        assert_eq!(m.driver_cuda(&v).map(|c| c.to_string()), Some(b.cuda.clone()), "R{}", b.branch);
+        assert_eq!(
+            m.driver_cuda(&v).map(|c| c.to_string()),
+            Some(b.cuda.clone()),
+            "R{}",
+            b.branch
+        );
     }
     for r in &m.mvc {
         let (d, row) = m.mvc_min(r.major, Os::Linux).unwrap();
         assert_eq!(d.to_string(), r.linux);
         assert_eq!(row.major, r.major);
-        let need = CudaVersion { major: r.major, minor: 9 };
+        let need = CudaVersion {
+            major: r.major,
+            minor: 9,
+        };
         assert_eq!(m.min_driver(need, Os::Linux, false).unwrap().driver, d);
     }
     for c in &m.ccs {
         assert_eq!(m.cc(&c.cc).unwrap(), c);
         if let Some(first) = &c.first_cuda {
             if let Some(cuda) = CudaVersion::parse(first).filter(|c| c.major >= 10) {
-                assert!(m.ga_driver(cuda, Os::Linux).is_some(), "{}: no GA driver for {first}", c.cc);
+                assert!(
+                    m.ga_driver(cuda, Os::Linux).is_some(),
+                    "{}: no GA driver for {first}",
+                    c.cc
+                );
             }
         }
     }
@@ -96,7 +126,10 @@ fn every_framework_row_and_variant_is_found() {
             assert!(r.variant(&v.tag).is_some());
             // Each listed architecture really is covered by its own cubins.
             for cc in &v.sass {
-                assert!(matches!(coverage(&v.sass, &v.ptx, cc), Coverage::Sass(_)), "{version} {cc}");
+                assert!(
+                    matches!(coverage(&v.sass, &v.ptx, cc), Coverage::Sass(_)),
+                    "{version} {cc}"
+                );
             }
         }
     }
@@ -104,7 +137,13 @@ fn every_framework_row_and_variant_is_found() {
         assert_eq!(m.tensorflow(&format!("{}.0", r.tf)), Some(r));
     }
     for r in &m.jax {
-        assert_eq!(m.jax(&r.from, r.cuda_major), Some(r), "{} CUDA {}", r.from, r.cuda_major);
+        assert_eq!(
+            m.jax(&r.from, r.cuda_major),
+            Some(r),
+            "{} CUDA {}",
+            r.from,
+            r.cuda_major
+        );
     }
 }
 
@@ -132,11 +171,21 @@ fn show_validate_and_path() {
     .unwrap();
     let r = Run::new().args(["matrix", "validate"]).arg_path(&bad).run();
     assert_eq!(r.code, 2);
-    assert!(r.stderr.contains(&format!("{}:5:5: branch 535 is not after 550", bad.display())), "{}", r.stderr);
+    assert!(
+        r.stderr.contains(&format!(
+            "{}:5:5: branch 535 is not after 550",
+            bad.display()
+        )),
+        "{}",
+        r.stderr
+    );
 
     let r = Run::new().args(["matrix", "path"]).run();
     assert!(r.stdout.starts_with("embedded"), "{}", r.stdout);
-    let r = Run::new().args(["matrix", "path", "--matrix"]).arg_path(&dir).run();
+    let r = Run::new()
+        .args(["matrix", "path", "--matrix"])
+        .arg_path(&dir)
+        .run();
     assert!(r.stdout.contains("compat-matrix"));
 }
 
@@ -163,7 +212,10 @@ fn serve(status: &'static str, body: Vec<u8>) -> String {
             let Ok(mut s) = s else { continue };
             let mut buf = [0u8; 4096];
             let _ = s.read(&mut buf);
-            let head = format!("HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len());
+            let head = format!(
+                "HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            );
             let _ = s.write_all(head.as_bytes());
             let _ = s.write_all(&body);
         }
@@ -173,7 +225,10 @@ fn serve(status: &'static str, body: Vec<u8>) -> String {
 
 fn sha256(b: &[u8]) -> String {
     use sha2::Digest;
-    sha2::Sha256::digest(b).iter().map(|x| format!("{x:02x}")).collect()
+    sha2::Sha256::digest(b)
+        .iter()
+        .map(|x| format!("{x:02x}"))
+        .collect()
 }
 
 fn update(cache: &Path, args: &[&str]) -> common::Ran {
@@ -189,12 +244,18 @@ fn update_installs_a_good_matrix_and_keeps_the_previous_one() {
     let cache = tempfile::tempdir().unwrap();
     let first = single_file("2026-12-01");
     let url = serve("200 OK", first.clone().into_bytes());
-    let r = update(cache.path(), &["--from", &url, "--sha256", &sha256(first.as_bytes())]);
+    let r = update(
+        cache.path(),
+        &["--from", &url, "--sha256", &sha256(first.as_bytes())],
+    );
     assert_eq!(r.code, 0, "{}", r.stderr);
     let installed = cache.path().join("matrix.yaml");
     assert_eq!(std::fs::read_to_string(&installed).unwrap(), first);
     // check now uses it.
-    let r = Run::new().env("GPUDOCTOR_CACHE_DIR", cache.path()).args(["matrix", "show", "--json"]).run();
+    let r = Run::new()
+        .env("GPUDOCTOR_CACHE_DIR", cache.path())
+        .args(["matrix", "show", "--json"])
+        .run();
     assert_eq!(r.json()["data_version"], "2026-12-01");
 
     let second = single_file("2027-01-15");
@@ -202,13 +263,26 @@ fn update_installs_a_good_matrix_and_keeps_the_previous_one() {
     let r = update(cache.path(), &["--from", &url]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(std::fs::read_to_string(&installed).unwrap(), second);
-    assert_eq!(std::fs::read_to_string(cache.path().join("matrix.yaml.prev")).unwrap(), first);
+    assert_eq!(
+        std::fs::read_to_string(cache.path().join("matrix.yaml.prev")).unwrap(),
+        first
+    );
 }
 
 fn assert_untouched(cache: &Path, before: &str) {
-    assert_eq!(std::fs::read_to_string(cache.join("matrix.yaml")).unwrap(), before);
-    let names: Vec<String> = std::fs::read_dir(cache).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
-    assert_eq!(names, vec!["matrix.yaml"], "no temporary or backup file left behind");
+    assert_eq!(
+        std::fs::read_to_string(cache.join("matrix.yaml")).unwrap(),
+        before
+    );
+    let names: Vec<String> = std::fs::read_dir(cache)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        names,
+        vec!["matrix.yaml"],
+        "no temporary or backup file left behind"
+    );
 }
 
 #[test]
@@ -226,7 +300,10 @@ fn failed_updates_leave_the_previous_matrix_intact() {
     assert_untouched(cache.path(), &before);
 
     // Malformed YAML.
-    let url = serve("200 OK", b"schema: gpudoctor.matrix/1\ndata_version: [unclosed\n".to_vec());
+    let url = serve(
+        "200 OK",
+        b"schema: gpudoctor.matrix/1\ndata_version: [unclosed\n".to_vec(),
+    );
     let r = update(cache.path(), &["--from", &url]);
     assert_eq!(r.code, 2);
     assert!(r.stderr.contains("not valid"), "{}", r.stderr);
@@ -252,7 +329,10 @@ fn failed_updates_leave_the_previous_matrix_intact() {
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
         l.local_addr().unwrap().port()
     };
-    let r = update(cache.path(), &["--from", &format!("http://127.0.0.1:{port}/m.yaml")]);
+    let r = update(
+        cache.path(),
+        &["--from", &format!("http://127.0.0.1:{port}/m.yaml")],
+    );
     assert_eq!(r.code, 2);
     assert!(r.stderr.contains("could not download"), "{}", r.stderr);
     assert_untouched(cache.path(), &before);

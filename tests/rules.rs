@@ -456,3 +456,82 @@ fn a_snapshot_with_fields_from_a_newer_gpudoctor_is_still_read() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(r.rules(), vec!["gpu.memory-held"]);
 }
+
+#[test]
+fn a_framework_without_its_cuda_runtime() {
+    // The venv's pip CUDA runtime removed: torch 2.7.1+cu126 has no libcudart.so.12 to load.
+    let mut s = h100();
+    set(&mut s, "/cuda/runtimes/value", json!([]));
+    let r = check(&s, &[]);
+    assert_eq!(r.code, 1);
+    let v = r.json();
+    let f = finding(&v, "compat.cuda-runtime");
+    assert_eq!(f["category"], "cuda_runtime_mismatch");
+    assert_eq!(
+        f["title"],
+        "torch 2.7.1+cu126 has no CUDA 12 runtime to load"
+    );
+    assert!(
+        f["fix"]["commands"][0]
+            .as_str()
+            .unwrap()
+            .contains("whl/cu126"),
+        "{f}"
+    );
+    // A CUDA 12.4 runtime on the library path is older than the 12.6 it was built with: a warning.
+    set(
+        &mut s,
+        "/cuda/runtimes/value",
+        json!([{"path": "/usr/local/cuda-12.4/lib64/libcudart.so.12.4.127", "origins": ["LD_LIBRARY_PATH"], "soname_major": 12, "api_version": {"status": "found", "value": 12040}, "on_search_path": true}]),
+    );
+    let v = check(&s, &[]).json();
+    assert_eq!(finding(&v, "compat.cuda-runtime")["severity"], "warning");
+    // A 12.6 one serves it.
+    set(
+        &mut s,
+        "/cuda/runtimes/value/0/api_version/value",
+        json!(12060),
+    );
+    assert!(check(&s, &[])
+        .rules()
+        .iter()
+        .all(|r| r != "compat.cuda-runtime"));
+}
+
+#[test]
+fn a_cudnn_wheel_of_the_wrong_major() {
+    let mut s = h100();
+    set(
+        &mut s,
+        "/python/value/0/packages/1/version",
+        json!("8.9.7.29"),
+    );
+    set(&mut s, "/cudnn/value/0/version/value", json!("8.9.7"));
+    let v = check(&s, &[]).json();
+    let f = finding(&v, "compat.cudnn");
+    assert_eq!(f["severity"], "error");
+    assert!(
+        f["title"]
+            .as_str()
+            .unwrap()
+            .contains("needs cuDNN 9 (9.5.1.17)"),
+        "{f}"
+    );
+}
+
+#[test]
+fn the_driver_against_an_assumed_older_driver() {
+    // The same host, but what if it ran R535?
+    let r = check(&h100(), &["--assume", "driver=535.104.05"]);
+    assert_eq!(
+        r.rules(),
+        vec!["gpu.memory-held"],
+        "cu126 runs on R535 (CUDA 12.2) by minor-version compatibility"
+    );
+    let r = check(&h100(), &["--assume", "driver=470.82.01"]);
+    let v = r.json();
+    assert_eq!(
+        finding(&v, "compat.driver-too-old")["evidence"]["requires"],
+        "525.60.13"
+    );
+}

@@ -20,7 +20,13 @@ fn pre() -> impl Strategy<Value = Option<(&'static str, u64)>> {
 }
 
 fn local() -> impl Strategy<Value = &'static str> {
-    prop_oneof![Just(""), Just("+cu121"), Just("+cpu"), Just("+cu117.with.pypi.cudnn"), Just("+rocm6.2")]
+    prop_oneof![
+        Just(""),
+        Just("+cu121"),
+        Just("+cpu"),
+        Just("+cu117.with.pypi.cudnn"),
+        Just("+rocm6.2")
+    ]
 }
 
 proptest! {
@@ -101,9 +107,18 @@ fn the_examples_of_the_issue() {
     let v = |s: &str| Pep440::parse(s).unwrap();
     assert_eq!(v("2.1.0+cu121").to_semver().to_string(), "2.1.0+cu121");
     assert_eq!(v("2.16.0rc0").to_semver().to_string(), "2.16.0-rc.0");
-    assert_eq!(v("1.13.1+cu117.with.pypi.cudnn").to_semver().to_string(), "1.13.1+cu117.with.pypi.cudnn");
+    assert_eq!(
+        v("1.13.1+cu117.with.pypi.cudnn").to_semver().to_string(),
+        "1.13.1+cu117.with.pypi.cudnn"
+    );
     assert_eq!(v("2.16.0rc0").cmp_public(&v("2.16.0")), Ordering::Less);
-    assert_eq!(DriverVersion::parse("580.159.04").unwrap().to_semver().to_string(), "580.159.4");
+    assert_eq!(
+        DriverVersion::parse("580.159.04")
+            .unwrap()
+            .to_semver()
+            .to_string(),
+        "580.159.4"
+    );
     assert_eq!(CudaVersion::parse("12040").unwrap().to_string(), "12.4");
     assert_eq!(decode_cudnn(8907).as_deref(), Some("8.9.7"));
     assert_eq!(decode_cudnn(90100).as_deref(), Some("9.1.0"));
