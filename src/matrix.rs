@@ -81,6 +81,8 @@ struct MatrixFile {
     #[serde(default)]
     driver_branches: Vec<Spanned<BranchRow>>,
     #[serde(default)]
+    forward_compat: Vec<Spanned<ForwardCompatRow>>,
+    #[serde(default)]
     cudnn: Vec<Spanned<CudnnRow>>,
     #[serde(default)]
     pytorch: Vec<Spanned<TorchRow>>,
@@ -172,6 +174,17 @@ pub struct MvcRow {
 pub struct BranchRow {
     pub branch: u32,
     pub cuda: String,
+    pub source: String,
+    #[serde(skip)]
+    pub at: At,
+}
+
+/// A cuda-compat package (forward compatibility) and the kernel branches it runs on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ForwardCompatRow {
+    pub cuda: String,
+    pub branches: Vec<u32>,
     pub source: String,
     #[serde(skip)]
     pub at: At,
@@ -277,7 +290,18 @@ pub struct JaxRow {
     pub at: At,
 }
 
-located!(GpuRow, CcRow, ToolkitRow, MvcRow, BranchRow, CudnnRow, TorchRow, TfRow, JaxRow);
+located!(
+    GpuRow,
+    CcRow,
+    ToolkitRow,
+    MvcRow,
+    BranchRow,
+    ForwardCompatRow,
+    CudnnRow,
+    TorchRow,
+    TfRow,
+    JaxRow
+);
 
 /// The loaded matrix.
 #[derive(Debug, Clone, Default)]
@@ -290,6 +314,7 @@ pub struct Matrix {
     pub toolkits: Vec<ToolkitRow>,
     pub mvc: Vec<MvcRow>,
     pub branches: Vec<BranchRow>,
+    pub forward_compat: Vec<ForwardCompatRow>,
     pub cudnn: Vec<CudnnRow>,
     pub pytorch: Vec<TorchRow>,
     pub tensorflow: Vec<TfRow>,
@@ -440,6 +465,8 @@ impl Matrix {
         self.toolkits.extend(locate(file.cuda_toolkits, name));
         self.mvc.extend(locate(file.minor_version_compat, name));
         self.branches.extend(locate(file.driver_branches, name));
+        self.forward_compat
+            .extend(locate(file.forward_compat, name));
         self.cudnn.extend(locate(file.cudnn, name));
         self.pytorch.extend(locate(file.pytorch, name));
         self.tensorflow.extend(locate(file.tensorflow, name));
@@ -453,6 +480,7 @@ impl Matrix {
             ("cuda_toolkits", self.toolkits.len()),
             ("minor_version_compat", self.mvc.len()),
             ("driver_branches", self.branches.len()),
+            ("forward_compat", self.forward_compat.len()),
             ("gpus", self.gpus.len()),
             ("compute_capabilities", self.ccs.len()),
             ("cudnn", self.cudnn.len()),
@@ -480,6 +508,7 @@ impl Matrix {
             .chain(self.toolkits.iter().map(|r| r as &dyn Located))
             .chain(self.mvc.iter().map(|r| r as &dyn Located))
             .chain(self.branches.iter().map(|r| r as &dyn Located))
+            .chain(self.forward_compat.iter().map(|r| r as &dyn Located))
             .chain(self.cudnn.iter().map(|r| r as &dyn Located))
             .chain(self.pytorch.iter().map(|r| r as &dyn Located))
             .chain(self.tensorflow.iter().map(|r| r as &dyn Located))
@@ -641,6 +670,28 @@ impl Matrix {
         for r in &self.branches {
             if CudaVersion::parse(&r.cuda).is_none() {
                 e.push(err_at(&r.at, format!("{:?} is not a CUDA version", r.cuda)));
+            }
+        }
+        for w in self.forward_compat.windows(2) {
+            if cuda_cmp(&w[1].cuda, &w[0].cuda) != Ordering::Greater {
+                e.push(err_at(
+                    &w[1].at,
+                    format!("cuda-compat {} is not after {}", w[1].cuda, w[0].cuda),
+                ));
+            }
+        }
+        for r in &self.forward_compat {
+            if !cuda_known(&r.cuda) {
+                e.push(err_at(
+                    &r.at,
+                    format!("CUDA {} is not in cuda_toolkits", r.cuda),
+                ));
+            }
+            if r.branches.is_empty() || r.branches.windows(2).any(|w| w[1] <= w[0]) {
+                e.push(err_at(
+                    &r.at,
+                    "branches must be a non-empty, increasing list".to_string(),
+                ));
             }
         }
         // cuDNN: ranges valid, sorted, not overlapping; CUDA ranges known; ccs valid.
@@ -828,6 +879,13 @@ impl Matrix {
             .rev()
             .find(|b| b.branch <= d.major)
             .and_then(|b| CudaVersion::parse(&b.cuda))
+    }
+
+    /// The cuda-compat package row of a CUDA version.
+    pub fn forward_compat(&self, cuda: CudaVersion) -> Option<&ForwardCompatRow> {
+        self.forward_compat
+            .iter()
+            .find(|r| CudaVersion::parse(&r.cuda) == Some(cuda))
     }
 
     pub fn newest_branch(&self) -> Option<u32> {

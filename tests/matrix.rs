@@ -71,6 +71,18 @@ fn every_branch_mvc_and_compute_capability_row() {
             b.branch
         );
     }
+    for r in &m.forward_compat {
+        let cuda = CudaVersion::parse(&r.cuda).unwrap();
+        assert_eq!(m.forward_compat(cuda), Some(r));
+        // Every base branch it names is an older branch of the table.
+        for b in &r.branches {
+            assert!(
+                m.branches.iter().any(|x| x.branch == *b),
+                "R{b} of cuda-compat {}",
+                r.cuda
+            );
+        }
+    }
     for r in &m.mvc {
         let (d, row) = m.mvc_min(r.major, Os::Linux).unwrap();
         assert_eq!(d.to_string(), r.linux);

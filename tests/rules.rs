@@ -535,3 +535,71 @@ fn the_driver_against_an_assumed_older_driver() {
         "525.60.13"
     );
 }
+
+#[test]
+fn forward_compatibility_on_a_supported_and_an_unsupported_branch() {
+    // cuda-compat 13.1 on an R535 kernel module: supported (forward-compatibility table).
+    let mut s = h100();
+    set(
+        &mut s,
+        "/driver/kernel_module/value/version",
+        json!("535.216.01"),
+    );
+    set(
+        &mut s,
+        "/driver/sys_module_version/value",
+        json!("535.216.01"),
+    );
+    set(
+        &mut s,
+        "/driver/nvml/value/driver_version",
+        json!("535.216.01"),
+    );
+    set(
+        &mut s,
+        "/driver/libcuda/value",
+        json!({"path": "/usr/local/cuda-13.1/compat/libcuda.so.590.44.01", "file_version": "590.44.01", "cuda_driver_version": 13010}),
+    );
+    let r = check(&s, &[]);
+    assert!(
+        r.rules()
+            .iter()
+            .all(|r| r != "compat.forward-compat" && r != "driver.library-mismatch"),
+        "{}",
+        r.stdout
+    );
+    // The same package on R550: not a supported base branch.
+    for p in [
+        "/driver/kernel_module/value/version",
+        "/driver/sys_module_version/value",
+        "/driver/nvml/value/driver_version",
+    ] {
+        set(&mut s, p, json!("550.127.08"));
+    }
+    let v = check(&s, &[]).json();
+    let f = finding(&v, "compat.forward-compat");
+    assert_eq!(
+        f["title"],
+        "cuda-compat 13.1 does not support kernel driver R550"
+    );
+    assert_eq!(f["category"], "driver_library_mismatch");
+    // And never on GeForce.
+    let mut g = s.clone();
+    for p in [
+        "/driver/kernel_module/value/version",
+        "/driver/sys_module_version/value",
+        "/driver/nvml/value/driver_version",
+    ] {
+        set(&mut g, p, json!("535.216.01"));
+    }
+    set(
+        &mut g,
+        "/gpus/value/0/name/value",
+        json!("NVIDIA GeForce RTX 4090"),
+    );
+    let v = check(&g, &[]).json();
+    assert!(finding(&v, "compat.forward-compat")["detail"]
+        .as_str()
+        .unwrap()
+        .contains("804"));
+}

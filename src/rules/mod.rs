@@ -6,6 +6,7 @@
 mod compat_arch;
 mod compat_cudnn;
 mod compat_driver;
+mod compat_forward;
 mod compat_runtime;
 mod container_no_gpu;
 mod cpu_only_build;
@@ -165,6 +166,7 @@ pub fn all() -> Vec<Rule> {
         library_path_conflict::RULE,
         unloadable_library::RULE,
         compat_driver::RULE,
+        compat_forward::RULE,
         compat_arch::RULE,
         compat_runtime::RULE,
         compat_cudnn::RULE,

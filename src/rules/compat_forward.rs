@@ -1,0 +1,87 @@
+//! `compat.forward-compat`: a CUDA forward-compatibility libcuda (cuda-compat) in use on a
+//! kernel branch or a GPU it does not support.
+
+use serde_json::json;
+
+use super::{Context, Rule, RuleDoc};
+use crate::report::{Area, Category, Finding, Severity};
+use crate::version::CudaVersion;
+
+pub const RULE: Rule = Rule {
+    doc: RuleDoc {
+        id: "compat.forward-compat",
+        category: Category::DriverLibraryMismatch,
+        area: Area::Driver,
+        summary: "A cuda-compat (forward compatibility) libcuda is used on a kernel branch or GPU it does not support",
+        what: "When libcuda.so.1 resolves into a CUDA toolkit's compat/ directory, checks the loaded kernel module's branch against the branches that cuda-compat package supports, and that the GPUs are not GeForce parts.",
+        why: "Forward compatibility works only on data center GPUs (and select RTX/Jetson) and only on listed base branches; otherwise CUDA fails with CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE (804) or CUDA_ERROR_SYSTEM_DRIVER_MISMATCH (803).",
+        fix: "Remove the compat directory from LD_LIBRARY_PATH (or the container's ld.so configuration), or run a supported kernel driver branch.",
+    },
+    check,
+};
+
+fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
+    let d = &ctx.snap.driver;
+    let Some(lib) = d.libcuda.get() else {
+        return Vec::new();
+    };
+    let Some(path) = lib.path.as_deref().filter(|p| p.contains("/compat/")) else {
+        return Vec::new();
+    };
+    let Some(module) = d
+        .kernel_version()
+        .and_then(crate::version::DriverVersion::parse)
+    else {
+        return Vec::new();
+    };
+    // The package's CUDA: what its libcuda reports, else the cuda-X.Y in its path.
+    let cuda = lib
+        .cuda_driver_version
+        .and_then(CudaVersion::from_api)
+        .or_else(|| {
+            path.split('/')
+                .find_map(|p| p.strip_prefix("cuda-"))
+                .and_then(CudaVersion::parse)
+        });
+    let mut out = Vec::new();
+    let own_branch = lib
+        .file_version
+        .as_deref()
+        .and_then(crate::version::DriverVersion::parse)
+        .map(|v| v.major);
+    if let Some(row) = cuda.and_then(|c| ctx.matrix.forward_compat(c)) {
+        if !row.branches.contains(&module.major) && own_branch != Some(module.major) {
+            let list: Vec<String> = row.branches.iter().map(|b| format!("R{b}")).collect();
+            out.push(
+                doc.finding(
+                    Severity::Error,
+                    format!("cuda-compat {} does not support kernel driver R{}", row.cuda, module.major),
+                    format!(
+                        "libcuda comes from {path} (CUDA {} forward compatibility) but the kernel module is {module}; that package runs only on {}. CUDA calls fail with error 803 (system has unsupported display driver / cuda driver combination).",
+                        row.cuda,
+                        list.join(", ")
+                    ),
+                )
+                .fix("Take the compat directory off the library path, or install a supported driver branch:", &["echo $LD_LIBRARY_PATH | tr ':' '\\n' | grep compat"])
+                .evidence(json!({"libcuda": path, "compat_cuda": row.cuda, "kernel_module": module.to_string(), "supported_branches": row.branches}))
+                .link(&row.source),
+            );
+        }
+    }
+    for g in ctx.snap.gpu_list() {
+        if g.name.get().is_some_and(|n| n.contains("GeForce")) {
+            out.push(
+                doc.finding(
+                    Severity::Error,
+                    format!("Forward compatibility does not work on {}", g.label()),
+                    format!("libcuda comes from {path}, a CUDA forward-compatibility package, which supports only data center GPUs, select NGC Server Ready RTX SKUs and Jetson; on this GeForce GPU CUDA fails with CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE (804)."),
+                )
+                .fix("Remove the compat directory from LD_LIBRARY_PATH and install a driver new enough for the CUDA you need.", &[])
+                .evidence(json!({"libcuda": path, "gpu": g.name.get()}))
+                .on_gpu(g.index)
+                .link("https://docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html"),
+            );
+        }
+    }
+    out
+}
