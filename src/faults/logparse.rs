@@ -1,0 +1,385 @@
+//! Parses kernel log lines into GPU-relevant events: Xid lines in every format of
+//! ../shared/reference/faults.md §2 (with and without "PCI:", MIG-attributed, NVLink5, "caused
+//! by previous Xid", pid/name or not), the other NVRM lines of §2c (fallen off the bus,
+//! RmInitAdapter failed, API mismatch, probe routine not called, no devices, unsupported GPU,
+//! open module without GSP, unsigned module), PCIe AER, the OOM killer and NVSwitch SXids.
+//!
+//! Signatures are searched anywhere in the line, so dmesg ("[  12.345678] "), syslog and journal
+//! ("Nov 21 13:59:01 host kernel: "), ISO-timestamped and /dev/kmsg records all parse the same.
+//! The parser is total: any input gives an event or nothing, never a panic (fuzzed in tests).
+//! `check` and `explain --log` share it.
+
+use serde::{Deserialize, Serialize};
+
+use crate::sanitize;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum LogEvent {
+    Xid {
+        xid: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        bus_id: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        gpu_instance: Option<u32>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        compute_instance: Option<u32>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pid: Option<u32>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        process: Option<String>,
+        message: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        caused_by: Option<u32>,
+        /// NVLink5 (144–150): "Fatal" / "Nonfatal".
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        fatal: Option<bool>,
+        /// Xid 154: the recovery action changed to.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        recovery_action: Option<u64>,
+    },
+    FallenOffBus {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        bus_id: Option<String>,
+    },
+    RmInitAdapterFailed {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        bus_id: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        code: Option<String>,
+    },
+    ApiMismatch {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        client_version: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        module_version: Option<String>,
+    },
+    ProbeNotCalled,
+    NoDevicesProbed,
+    UnsupportedGpu {
+        detail: String,
+    },
+    OpenModuleNeedsGsp,
+    UnsignedModule,
+    PcieAer {
+        severity: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        device: Option<String>,
+    },
+    OomKill {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pid: Option<u32>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        process: Option<String>,
+    },
+    NvswitchSxid {
+        code: u32,
+    },
+}
+
+impl LogEvent {
+    /// A key that identifies repeats of the same problem ("xid:79:0000:2b:00").
+    pub fn key(&self) -> String {
+        match self {
+            LogEvent::Xid { xid, bus_id, .. } => {
+                format!("xid:{xid}:{}", bus_id.as_deref().unwrap_or("?"))
+            }
+            LogEvent::FallenOffBus { bus_id } => {
+                format!("fallen_off_bus:{}", bus_id.as_deref().unwrap_or("?"))
+            }
+            LogEvent::RmInitAdapterFailed { bus_id, .. } => {
+                format!("rm_init:{}", bus_id.as_deref().unwrap_or("?"))
+            }
+            LogEvent::ApiMismatch { .. } => "api_mismatch".into(),
+            LogEvent::ProbeNotCalled => "probe_not_called".into(),
+            LogEvent::NoDevicesProbed => "no_devices".into(),
+            LogEvent::UnsupportedGpu { .. } => "unsupported_gpu".into(),
+            LogEvent::OpenModuleNeedsGsp => "open_module_gsp".into(),
+            LogEvent::UnsignedModule => "unsigned_module".into(),
+            LogEvent::PcieAer { severity, device } => {
+                format!("aer:{severity}:{}", device.as_deref().unwrap_or("?"))
+            }
+            LogEvent::OomKill { .. } => "oom_kill".into(),
+            LogEvent::NvswitchSxid { code } => format!("sxid:{code}"),
+        }
+    }
+}
+
+/// "PCI:0000:2b:00", "0000:2B:00.0", "00000000:2B:00.0" → "0000:2b:00" (domain:bus:device).
+pub fn norm_bus_id(s: &str) -> Option<String> {
+    let s = s.trim().trim_start_matches("PCI:");
+    let mut parts = s.split(':');
+    let a = parts.next()?;
+    let b = parts.next()?;
+    let c = parts.next();
+    let (dom, bus, dev) = match c {
+        Some(c) => (a, b, c),
+        None => ("0", a, b),
+    };
+    let dev = dev.split('.').next()?;
+    let hex = |x: &str, max: usize| -> Option<u32> {
+        if x.is_empty() || x.len() > max || !x.bytes().all(|c| c.is_ascii_hexdigit()) {
+            return None;
+        }
+        u32::from_str_radix(x, 16).ok()
+    };
+    Some(format!(
+        "{:04x}:{:02x}:{:02x}",
+        hex(dom, 8)?,
+        hex(bus, 2)?,
+        hex(dev, 2)?
+    ))
+}
+
+fn digits_prefix(s: &str) -> Option<(u32, &str)> {
+    let end = s.bytes().take_while(u8::is_ascii_digit).count();
+    if end == 0 || end > 9 {
+        return None;
+    }
+    let n = s.get(..end)?.parse().ok()?;
+    Some((n, s.get(end..).unwrap_or("")))
+}
+
+fn clean(s: &str) -> String {
+    sanitize::clean_line(s.trim(), 400)
+}
+
+/// Parses the part after "NVRM: Xid (".
+fn parse_xid(rest: &str) -> Option<LogEvent> {
+    let (inside, after) = rest.split_once(')')?;
+    let mut words = inside.split_whitespace();
+    let bus_id = words.next().and_then(norm_bus_id);
+    let mut gpu_instance = None;
+    let mut compute_instance = None;
+    for w in words {
+        if let Some(v) = w.strip_prefix("GPU-I:") {
+            gpu_instance = v.parse().ok();
+        } else if let Some(v) = w.strip_prefix("GPU-CI:") {
+            compute_instance = v.parse().ok();
+        }
+    }
+    let after = after.trim_start().strip_prefix(':')?.trim_start();
+    let (xid, tail) = digits_prefix(after)?;
+    let mut msg = tail
+        .trim_start()
+        .strip_prefix(',')
+        .unwrap_or(tail)
+        .trim_start();
+    let mut pid = None;
+    let mut process = None;
+    if let Some(r) = msg.strip_prefix("pid=") {
+        let (p, r) = r.split_once(',').unwrap_or((r, ""));
+        pid = p.trim().trim_matches('\'').parse().ok();
+        msg = r.trim_start();
+    }
+    if let Some(r) = msg.strip_prefix("name=") {
+        let (n, r) = r.split_once(',').unwrap_or((r, ""));
+        let n = n.trim();
+        if !n.is_empty() && n != "<unknown>" {
+            process = Some(clean(n));
+        }
+        msg = r.trim_start();
+    }
+    let caused_by = msg
+        .rfind("caused by previous Xid ")
+        .and_then(|i| msg.get(i + "caused by previous Xid ".len()..))
+        .and_then(|r| digits_prefix(r.trim_start()).map(|(n, _)| n));
+    let fatal = if (144..=150).contains(&xid) {
+        if msg.contains("Nonfatal") || msg.contains("Non-fatal") {
+            Some(false)
+        } else if msg.contains("Fatal") {
+            Some(true)
+        } else {
+            None
+        }
+    } else {
+        None
+    };
+    let recovery_action = (xid == 154)
+        .then(|| {
+            let i = msg.rfind(" to 0x")?;
+            let r = msg.get(i + " to 0x".len()..)?;
+            let h: String = r.chars().take_while(char::is_ascii_hexdigit).collect();
+            u64::from_str_radix(&h, 16).ok()
+        })
+        .flatten();
+    Some(LogEvent::Xid {
+        xid,
+        bus_id,
+        gpu_instance,
+        compute_instance,
+        pid,
+        process,
+        message: clean(msg),
+        caused_by,
+        fatal,
+        recovery_action,
+    })
+}
+
+/// The bus id after "NVRM: GPU " ("NVRM: GPU 0000:2b:00.0: GPU has fallen off the bus.").
+fn gpu_prefix_bus(line: &str) -> Option<String> {
+    let i = line.find("NVRM: GPU ")?;
+    let r = line.get(i + "NVRM: GPU ".len()..)?;
+    let id = r
+        .split(|c: char| c.is_whitespace())
+        .next()?
+        .trim_end_matches(':');
+    norm_bus_id(id)
+}
+
+fn version_after<'a>(s: &'a str, marker: &str) -> Option<&'a str> {
+    let i = s.find(marker)?;
+    let r = s.get(i + marker.len()..)?.trim_start();
+    let v = r
+        .split(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .next()?;
+    let v = v.trim_end_matches('.');
+    (!v.is_empty() && crate::version::DriverVersion::parse(v).is_some()).then_some(v)
+}
+
+/// A stateful line parser (the API-mismatch message spans three NVRM lines).
+#[derive(Debug, Default)]
+pub struct LogParser {
+    api: Option<(Option<String>, Option<String>, u8)>,
+}
+
+impl LogParser {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The event a line completes, if any.
+    pub fn feed(&mut self, line: &str) -> Option<LogEvent> {
+        if let Some((client, module, waited)) = self.api.take() {
+            let client =
+                client.or_else(|| version_after(line, "has the version").map(str::to_string));
+            let module = module
+                .or_else(|| {
+                    let i = line.find("kernel module has")?;
+                    version_after(line.get(i..)?, "the version").map(str::to_string)
+                })
+                .or_else(|| {
+                    // "NVRM: the version 550.54.14.  Please make sure …" on its own line.
+                    let i = line.find("NVRM: the version")?;
+                    version_after(line.get(i..)?, "the version").map(str::to_string)
+                });
+            if module.is_some() || waited >= 2 {
+                return Some(LogEvent::ApiMismatch {
+                    client_version: client,
+                    module_version: module,
+                });
+            }
+            self.api = Some((client, module, waited + 1));
+            return None;
+        }
+        // NVSwitch SXids first: "SXid (PCI:" also contains "Xid (PCI:".
+        if line.contains("SXid (") {
+            let i = line.find("SXid (")?;
+            let r = line.get(i..)?.split_once("): ")?.1;
+            return digits_prefix(r).map(|(code, _)| LogEvent::NvswitchSxid { code });
+        }
+        if let Some(i) = line.find("NVRM: Xid (") {
+            return line.get(i + "NVRM: Xid (".len()..).and_then(parse_xid);
+        }
+        if line.contains("Xid (PCI:") {
+            // The nvidia:nvidia_dev_xid tracepoint: "Xid (PCI:0000:01:00.0): 79, …".
+            let i = line.find("Xid (PCI:")?;
+            return line.get(i + "Xid (".len()..).and_then(parse_xid);
+        }
+        if line.contains("fallen off the bus") {
+            return Some(LogEvent::FallenOffBus {
+                bus_id: gpu_prefix_bus(line),
+            });
+        }
+        if line.contains("RmInitAdapter failed") || line.contains("rm_init_adapter failed") {
+            let code = line
+                .find("RmInitAdapter failed! (")
+                .and_then(|i| line.get(i + "RmInitAdapter failed! (".len()..))
+                .and_then(|r| r.split(')').next())
+                .map(clean);
+            return Some(LogEvent::RmInitAdapterFailed {
+                bus_id: gpu_prefix_bus(line),
+                code,
+            });
+        }
+        if line.contains("NVRM: API mismatch") {
+            let client = version_after(line, "has the version").map(str::to_string);
+            let module = line
+                .find("kernel module has")
+                .and_then(|i| version_after(line.get(i..)?, "the version"))
+                .map(str::to_string);
+            if module.is_some() {
+                return Some(LogEvent::ApiMismatch {
+                    client_version: client,
+                    module_version: module,
+                });
+            }
+            self.api = Some((client, None, 0));
+            return None;
+        }
+        if line.contains("NVIDIA probe routine was not called") {
+            return Some(LogEvent::ProbeNotCalled);
+        }
+        if line.contains("No NVIDIA devices probed")
+            || line.contains("None of the NVIDIA devices were initialized")
+            || line.contains("No NVIDIA graphics adapter probed")
+        {
+            return Some(LogEvent::NoDevicesProbed);
+        }
+        if line.contains("does not include the required GPU System Processor") {
+            return Some(LogEvent::OpenModuleNeedsGsp);
+        }
+        if line.contains("NVRM:") && line.contains("is not supported by the NVIDIA") {
+            let i = line.find("NVRM:").unwrap_or(0);
+            return Some(LogEvent::UnsupportedGpu {
+                detail: clean(line.get(i..).unwrap_or(line)),
+            });
+        }
+        if line.contains("Loading of unsigned module is rejected")
+            || (line.contains("nvidia") && line.contains("Key was rejected by service"))
+        {
+            return Some(LogEvent::UnsignedModule);
+        }
+        if let Some(i) = line.find("PCIe Bus Error: severity=") {
+            let r = line
+                .get(i + "PCIe Bus Error: severity=".len()..)
+                .unwrap_or("");
+            let severity = clean(r.split(',').next().unwrap_or(""));
+            // "pcieport 0000:00:01.0: …" or "nvidia 0000:17:00.0: …" before the message.
+            let device = line
+                .get(..i)
+                .unwrap_or("")
+                .split_whitespace()
+                .rev()
+                .find_map(|w| norm_bus_id(w.trim_end_matches(':')));
+            return Some(LogEvent::PcieAer { severity, device });
+        }
+        if let Some(i) = line.find("Killed process ") {
+            if line.contains("out of memory") || line.contains("Out of memory") {
+                let r = line.get(i + "Killed process ".len()..).unwrap_or("");
+                let (pid, r) = match digits_prefix(r) {
+                    Some((p, r)) => (Some(p), r),
+                    None => (None, r),
+                };
+                let process = r
+                    .trim_start()
+                    .strip_prefix('(')
+                    .and_then(|x| x.split(')').next())
+                    .map(clean);
+                return Some(LogEvent::OomKill { pid, process });
+            }
+        }
+        None
+    }
+}
+
+/// Parses a whole text (tests, small logs).
+pub fn parse_all(text: &str) -> Vec<LogEvent> {
+    let mut p = LogParser::new();
+    text.lines().filter_map(|l| p.feed(l)).collect()
+}
+
+#[cfg(test)]
+#[path = "logparse_tests.rs"]
+mod tests;
