@@ -131,6 +131,9 @@ pub struct Snapshot {
     pub cudnn: Probed<Vec<CudnnLibrary>>,
     #[serde(default)]
     pub python: Probed<Vec<PythonEnv>>,
+    /// GPU-related kernel log events over the look-back window.
+    #[serde(default)]
+    pub kernel_log: Probed<KernelLog>,
     /// Environment variables that change GPU behaviour, as they were set (unset ones are absent).
     #[serde(default)]
     pub env: BTreeMap<String, String>,
@@ -650,4 +653,29 @@ impl TensorflowBuild {
     pub fn is_cpu_only(&self) -> bool {
         self.is_cuda_build == Some(false) && self.is_rocm_build != Some(true)
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Kernel log
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct KernelLog {
+    /// "/dev/kmsg", "dmesg" or "journalctl -k".
+    pub source: String,
+    pub window_hours: f64,
+    /// Lines read within the window.
+    pub lines: u64,
+    /// Distinct events, each with how often it occurred.
+    pub events: Vec<KernelEvent>,
+    /// Sources that could not be read, and why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unreadable: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KernelEvent {
+    pub event: crate::faults::logparse::LogEvent,
+    pub count: u64,
+    /// The first line it came from (from "NVRM:" or the signature on; sanitised).
+    pub first_line: String,
 }

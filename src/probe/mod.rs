@@ -7,6 +7,7 @@ pub mod deadline;
 pub mod driver;
 pub mod env;
 pub mod host;
+pub mod kernel_log;
 pub mod ldcache;
 pub mod libquery;
 pub mod nvml;
@@ -33,6 +34,8 @@ pub struct ProbeOptions {
     pub helper: Option<PathBuf>,
     /// Skip NVML (tests, or `--no-probe`).
     pub nvml: bool,
+    /// The kernel log's look-back window in hours.
+    pub log_window_hours: f64,
 }
 
 impl Default for ProbeOptions {
@@ -44,6 +47,7 @@ impl Default for ProbeOptions {
             root: PathBuf::from("/"),
             helper: std::env::current_exe().ok(),
             nvml: true,
+            log_window_hours: 24.0,
         }
     }
 }
@@ -80,6 +84,12 @@ pub fn probe_all(opts: &ProbeOptions) -> Snapshot {
     });
 
     let nvml = opts.nvml.then(|| deadline::spawn("nvml", nvml::probe));
+
+    let root = opts.root.clone();
+    let (window, log_limit) = (opts.log_window_hours, opts.timeout);
+    let klog = deadline::spawn("kernel-log", move || {
+        kernel_log::probe(&root, window, log_limit)
+    });
 
     let helper = opts.helper.clone();
     let per_call = opts.timeout.min(Duration::from_secs(5));
@@ -158,6 +168,16 @@ pub fn probe_all(opts: &ProbeOptions) -> Snapshot {
         None => {
             snap.driver.nvml = Probed::absent_code("skipped", "NVML was not probed");
             snap.gpus = Probed::absent_code("skipped", "NVML was not probed");
+        }
+    }
+    match klog.wait(deadline_at) {
+        (Outcome::Done(k), t) => {
+            snap.kernel_log = k;
+            record("kernel-log", t, "ok");
+        }
+        (o, t) => {
+            snap.kernel_log = lost(&o, "the kernel log");
+            record("kernel-log", t, outcome_name(&o));
         }
     }
     match libcuda.wait(deadline_at) {

@@ -16,7 +16,10 @@ mod device_permissions;
 mod driver_library_mismatch;
 mod driver_missing;
 mod expected_gpus;
+mod faults_kernel_log;
+mod faults_xid;
 mod gpu_memory_held;
+mod kernel_log_unreadable;
 mod library_path_conflict;
 mod matrix_stale;
 mod probe_timeout;
@@ -162,6 +165,9 @@ pub fn all() -> Vec<Rule> {
         stub_libcuda::RULE,
         container_no_gpu::RULE,
         expected_gpus::RULE,
+        faults_xid::RULE,
+        faults_kernel_log::RULE,
+        kernel_log_unreadable::RULE,
         gpu_memory_held::RULE,
         library_path_conflict::RULE,
         unloadable_library::RULE,

@@ -1,0 +1,127 @@
+//! `faults.xid`: Xid errors in the kernel log, with NVIDIA's meaning, a severity, the action to
+//! take, the GPU they belong to (by PCI bus id) and how often they repeated.
+
+use serde_json::json;
+
+use super::{Context, Rule, RuleDoc};
+use crate::faults::logparse::{norm_bus_id, LogEvent};
+use crate::faults::xid::{lookup, recovery_action, Level};
+use crate::report::{Area, Category, Finding};
+
+pub const RULE: Rule = Rule {
+    doc: RuleDoc {
+        id: "faults.xid",
+        category: Category::HardwareFault,
+        area: Area::Gpus,
+        summary: "Xid errors in the kernel log, with NVIDIA's meaning and the action to take",
+        what: "Reads the kernel log of the look-back window (default 24 h) for 'NVRM: Xid' lines in every format the driver prints, maps each Xid through NVIDIA's Xid catalog to a meaning, category, severity and action, attributes it to its GPU by PCI bus id and counts repeats.",
+        why: "Xids are the driver's own report of GPU faults: ECC errors (48, 63, 64, 94, 95), a GPU fallen off the bus (79), GSP firmware timeouts (119, 120), NVLink errors (74), application faults (13, 31, 43). They explain crashes and slowdowns that nothing else shows.",
+        fix: "Follow the action of each Xid: restart the application for application errors; reset the GPU or reboot for driver and memory errors; drain the node and contact the vendor for repeated hardware errors.",
+    },
+    check,
+};
+
+const CATALOG: &str = "https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html";
+
+fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
+    let Some(log) = ctx.snap.kernel_log.get() else {
+        return Vec::new();
+    };
+    let gpus: Vec<(u32, String, String)> = ctx
+        .snap
+        .gpu_list()
+        .iter()
+        .filter_map(|g| Some((g.index, norm_bus_id(g.pci_bus_id.get()?)?, g.label())))
+        .collect();
+    let mut out = Vec::new();
+    for e in &log.events {
+        let LogEvent::Xid {
+            xid,
+            bus_id,
+            caused_by,
+            fatal,
+            recovery_action: action,
+            pid,
+            process,
+            ..
+        } = &e.event
+        else {
+            continue;
+        };
+        let gpu = bus_id
+            .as_ref()
+            .and_then(|b| gpus.iter().find(|(_, gb, _)| gb == b));
+        let where_ = match (gpu, bus_id) {
+            (Some((_, _, label)), _) => label.clone(),
+            (None, Some(b)) => format!("the GPU at {b}"),
+            (None, None) => "a GPU".to_string(),
+        };
+        let times = if e.count == 1 {
+            format!("once in the last {} h", log.window_hours)
+        } else {
+            format!("{} times in the last {} h", e.count, log.window_hours)
+        };
+        let (name, meaning, category, mut level, action_text) = match lookup(*xid) {
+            Some(i) => (i.name, i.meaning, i.category, i.level, i.action.to_string()),
+            None => (
+                "UNKNOWN",
+                "an Xid that is not in the catalog gpudoctor knows",
+                Category::DriverFault,
+                Level::Warn,
+                "look it up in NVIDIA's Xid catalog; update gpudoctor".to_string(),
+            ),
+        };
+        let mut action_text = action_text;
+        if let Some(a) = action {
+            let (what, l) = recovery_action(*a);
+            level = l;
+            action_text = format!("the driver now asks for: {what}");
+        }
+        if *fatal == Some(true) {
+            level = Level::Crit;
+        }
+        if let Some(prev) = caused_by {
+            level = level.min(Level::Info);
+            action_text = format!("it was caused by a previous Xid {prev}: act on that one");
+        }
+        let who = match (pid, process) {
+            (Some(p), Some(n)) => format!(" It hit process {n} (PID {p})."),
+            (Some(p), None) => format!(" It hit PID {p}."),
+            _ => String::new(),
+        };
+        let mut f = doc
+            .finding(
+                level.severity(),
+                format!("Xid {xid} ({name}) on {where_}, {times}"),
+                format!("{}: {meaning}.{who} Kernel log: {}", capital(meaning_lead(*xid)), e.first_line),
+            )
+            .fix_owned(format!("{}.", capital(&action_text)), vec!["sudo dmesg -T | grep -E 'NVRM: Xid' | tail -20".to_string()])
+            .evidence(json!({"xid": xid, "name": name, "count": e.count, "bus_id": bus_id, "window_hours": log.window_hours, "line": e.first_line, "source": log.source}))
+            .link(CATALOG);
+        f.category = category;
+        if let Some((i, _, _)) = gpu {
+            f = f.on_gpu(*i);
+        }
+        out.push(f);
+    }
+    out
+}
+
+fn meaning_lead(xid: u32) -> &'static str {
+    match xid {
+        13 | 31 | 43 | 45 | 68 | 137 => "usually an application problem",
+        48 | 63 | 64 | 92 | 94 | 95 | 140 | 171 | 172 => "GPU memory",
+        79 => "the GPU is unreachable",
+        119 | 120 => "GPU firmware (GSP)",
+        74 | 144..=150 | 155 => "NVLink",
+        _ => "NVIDIA's catalog",
+    }
+}
+
+fn capital(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().collect::<String>() + c.as_str(),
+        None => String::new(),
+    }
+}

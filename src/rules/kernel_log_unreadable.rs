@@ -1,0 +1,42 @@
+//! `faults.kernel-log-unreadable`: the kernel log could not be read, so Xid errors are unknown.
+
+use serde_json::json;
+
+use super::{unprobed, Context, Rule, RuleDoc};
+use crate::report::{Area, Category, Finding, Severity};
+
+pub const RULE: Rule = Rule {
+    doc: RuleDoc {
+        id: "faults.kernel-log-unreadable",
+        category: Category::Configuration,
+        area: Area::Driver,
+        summary: "The kernel log is not readable, so Xid errors cannot be checked",
+        what: "Tries /dev/kmsg, dmesg and journalctl -k in turn.",
+        why: "With kernel.dmesg_restrict=1 (the default on many distributions) only root or CAP_SYSLOG can read the kernel ring buffer, and the journal only members of adm or systemd-journal; in containers dmesg is usually blocked. Without it gpudoctor cannot see Xid errors.",
+        fix: "Run gpudoctor with sudo, add the user to the systemd-journal (or adm) group, or set kernel.dmesg_restrict=0.",
+    },
+    check,
+};
+
+fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
+    let k = &ctx.snap.kernel_log;
+    if unprobed(k) || k.code() != Some("unreadable") {
+        return Vec::new();
+    }
+    let why = k.reason().unwrap_or("").to_string();
+    vec![doc
+        .finding(
+            Severity::Warning,
+            "The kernel log is not readable: Xid errors cannot be checked",
+            format!("None of the kernel log sources could be read by this user ({why})."),
+        )
+        .fix(
+            "Grant read access in one of these ways (or run gpudoctor with sudo):",
+            &[
+                "sudo usermod -aG systemd-journal \"$USER\"",
+                "sudo sysctl kernel.dmesg_restrict=0",
+            ],
+        )
+        .evidence(json!({"sources": why}))
+        .link("https://docs.kernel.org/admin-guide/sysctl/kernel.html#dmesg-restrict")]
+}
