@@ -140,6 +140,10 @@ pub struct Snapshot {
     /// Facts given with `--assume KEY=VALUE`, in the order applied.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub assumed: Vec<Assumption>,
+    /// Seconds since boot when the snapshot was taken (counters since driver load are rated
+    /// against it: a lower bound of their rate).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uptime_seconds: Option<f64>,
     /// How long each probe took and how it ended.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub probes: Vec<ProbeRun>,
@@ -193,6 +197,9 @@ pub struct ProbeRun {
     pub millis: u64,
     /// "ok", "timeout" or "panic".
     pub outcome: String,
+    /// For a probe that timed out: the call it was stuck in ("GPU 1: nvmlDeviceGetRemappedRows").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stuck_in: Option<String>,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -335,6 +342,10 @@ impl PciDevice {
     pub fn is_gpu(&self) -> bool {
         self.class.starts_with("0x03")
     }
+    /// NVSwitches show up as NVIDIA "other bridge" devices (class 0x0680).
+    pub fn is_nvswitch(&self) -> bool {
+        self.class.starts_with("0x0680")
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -351,6 +362,9 @@ pub struct Daemon {
     pub running: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pid: Option<u32>,
+    /// The version the daemon reports (`nv-fabricmanager --version`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -391,6 +405,9 @@ pub struct Gpu {
     pub clocks: Probed<Clocks>,
     #[serde(default)]
     pub pcie: Probed<PcieLink>,
+    /// ECC, retired pages, row remapping, throttling, temperatures, PCIe replays, NVLink.
+    #[serde(default)]
+    pub health: Probed<GpuHealth>,
 }
 
 impl Gpu {
@@ -678,4 +695,93 @@ pub struct KernelEvent {
     pub count: u64,
     /// The first line it came from (from "NVRM:" or the signature on; sanitised).
     pub first_line: String,
+}
+
+// ---------------------------------------------------------------------------------------------
+// GPU health (NVML)
+
+/// What NVML says about a GPU's health. A value the driver could not give is None; why is in
+/// `unavailable`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct GpuHealth {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecc: Option<EccCounts>,
+    /// Pre-Ampere dynamic page retirement.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retired_pages: Option<RetiredPages>,
+    /// Ampere and newer row remapping.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remapped_rows: Option<RemappedRows>,
+    /// NVML_FI_DEV_GET_GPU_RECOVERY_ACTION (0 none, 1 GPU reset, 2 node reboot, 3 drain P2P,
+    /// 4 drain and reset).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recovery_action: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inforom_valid: Option<bool>,
+    /// nvmlDeviceGetCurrentClocksEventReasons bits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_event_reasons: Option<u64>,
+    /// GPU utilisation in percent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub utilization_gpu: Option<u32>,
+    /// Performance state (0 = P0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pstate: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature_slowdown_c: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature_shutdown_c: Option<u32>,
+    /// PCIe replays since the driver loaded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pcie_replays: Option<u64>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nvlinks: Vec<NvLinkState>,
+    /// MIG devices (GPU/compute instances) present.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mig_devices: Option<u32>,
+    /// Calls that failed (not merely unsupported), and why.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub unavailable: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct EccCounts {
+    pub volatile_corrected: Option<u64>,
+    pub volatile_uncorrected: Option<u64>,
+    pub aggregate_corrected: Option<u64>,
+    pub aggregate_uncorrected: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aggregate_uncorrected_sram: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aggregate_uncorrected_dram: Option<u64>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct RetiredPages {
+    pub single_bit: u64,
+    pub double_bit: u64,
+    pub pending: bool,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct RemappedRows {
+    pub correctable: u32,
+    pub uncorrectable: u32,
+    pub pending: bool,
+    pub failure: bool,
+    /// Banks with no spare row left (row remapper histogram "none").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub banks_without_spares: Option<u32>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct NvLinkState {
+    pub link: u32,
+    pub active: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay_errors: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recovery_errors: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub crc_errors: Option<u64>,
 }

@@ -207,3 +207,31 @@ fn this_machines_kernel_log_readable_or_not() {
         );
     }
 }
+
+#[test]
+fn a_hung_nvml_call_is_a_probe_timeout_naming_the_call_and_the_report_still_prints() {
+    let t = std::time::Instant::now();
+    let r = Run::new()
+        .env("GPUDOCTOR_TEST_HANG_NVML", "1")
+        .args(["check", "--format", "json", "--timeout", "1"])
+        .run();
+    let took = t.elapsed();
+    assert!(
+        took < std::time::Duration::from_millis(2000),
+        "took {took:?}: more than --timeout + 1 s"
+    );
+    let v = r.json();
+    let f = finding(&v, "probe.timeout");
+    assert_eq!(f["category"], "probe_timeout");
+    assert!(
+        f["title"].as_str().unwrap().ends_with("in nvmlInit_v2"),
+        "{f}"
+    );
+    // The other probes finished and are in the report.
+    assert_eq!(v["snapshot"]["host"]["status"], "found");
+    assert!(v["snapshot"]["probes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|p| p["name"] == "software" && p["outcome"] == "ok"));
+}

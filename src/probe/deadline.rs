@@ -24,7 +24,7 @@ pub enum Outcome<T> {
 pub struct Pending<T> {
     pub name: &'static str,
     started: Instant,
-    rx: mpsc::Receiver<thread::Result<T>>,
+    rx: mpsc::Receiver<(thread::Result<T>, Duration)>,
 }
 
 /// Starts `f` on a named thread. Panics inside it are caught and reported, never propagated.
@@ -38,14 +38,17 @@ pub fn spawn<T: Send + 'static>(
         .name(format!("probe-{name}"))
         .spawn(move || {
             let r = catch_unwind(AssertUnwindSafe(f));
-            let _ = tx.send(r);
+            let _ = tx.send((r, started.elapsed()));
         });
     if let Err(e) = spawned {
         // Could not start a thread: report it as a panic-like failure through the channel.
         let (tx2, rx2) = mpsc::channel();
-        let _ = tx2.send(Err(
-            Box::new(format!("could not start a thread: {e}")) as Box<dyn std::any::Any + Send>
-        ));
+        let _ =
+            tx2.send((
+                Err(Box::new(format!("could not start a thread: {e}"))
+                    as Box<dyn std::any::Any + Send>),
+                Duration::ZERO,
+            ));
         return Pending {
             name,
             started,
@@ -56,15 +59,15 @@ pub fn spawn<T: Send + 'static>(
 }
 
 impl<T> Pending<T> {
-    /// Waits until `deadline` at the latest.
+    /// Waits until `deadline` at the latest. The duration is how long the probe itself ran
+    /// (or, when it timed out, how long it had run by then).
     pub fn wait(self, deadline: Instant) -> (Outcome<T>, Duration) {
         let left = deadline.saturating_duration_since(Instant::now());
-        let out = match self.rx.recv_timeout(left) {
-            Ok(Ok(v)) => Outcome::Done(v),
-            Ok(Err(payload)) => Outcome::Panicked(panic_message(payload.as_ref())),
-            Err(_) => Outcome::TimedOut,
-        };
-        (out, self.started.elapsed())
+        match self.rx.recv_timeout(left) {
+            Ok((Ok(v), took)) => (Outcome::Done(v), took),
+            Ok((Err(payload), took)) => (Outcome::Panicked(panic_message(payload.as_ref())), took),
+            Err(_) => (Outcome::TimedOut, self.started.elapsed()),
+        }
     }
 }
 

@@ -192,6 +192,7 @@ pub fn daemons(root: &Path) -> Probed<Vec<Daemon>> {
             name: n.to_string(),
             running: false,
             pid: None,
+            version: None,
         })
         .collect();
     for ent in rd.flatten() {
@@ -208,6 +209,27 @@ pub fn daemons(root: &Path) -> Probed<Vec<Daemon>> {
             if !d.running && d.name.starts_with(comm) && comm.len() >= 8 {
                 d.running = true;
                 d.pid = Some(pid);
+            }
+        }
+    }
+    // The Fabric Manager's version must equal the driver's: ask the running binary.
+    for d in found
+        .iter_mut()
+        .filter(|d| d.running && d.name == "nv-fabricmanager")
+    {
+        let exe = d
+            .pid
+            .and_then(|p| fs::read_link(root.join(format!("proc/{p}/exe"))).ok());
+        if let Some(exe) = exe {
+            let mut cmd = std::process::Command::new(exe);
+            cmd.arg("--version");
+            if let Ok(out) = super::deadline::run(cmd, std::time::Duration::from_secs(3), 16 * 1024)
+            {
+                let text = out.stdout_text() + &out.stderr_text();
+                d.version = text
+                    .split(|c: char| c.is_whitespace() || c == ':')
+                    .find(|w| crate::version::DriverVersion::parse(w).is_some())
+                    .map(|w| sanitize::clean_line(w, 40));
             }
         }
     }

@@ -11,6 +11,7 @@ pub mod kernel_log;
 pub mod ldcache;
 pub mod libquery;
 pub mod nvml;
+pub mod nvml_health;
 pub mod python;
 
 use std::path::PathBuf;
@@ -83,7 +84,11 @@ pub fn probe_all(opts: &ProbeOptions) -> Snapshot {
         ..Default::default()
     });
 
-    let nvml = opts.nvml.then(|| deadline::spawn("nvml", nvml::probe));
+    let progress: nvml_health::Progress = std::sync::Arc::default();
+    let nvml = opts.nvml.then(|| {
+        let p = progress.clone();
+        deadline::spawn("nvml", move || nvml::probe(p))
+    });
 
     let root = opts.root.clone();
     let (window, log_limit) = (opts.log_window_hours, opts.timeout);
@@ -126,11 +131,13 @@ pub fn probe_all(opts: &ProbeOptions) -> Snapshot {
     });
 
     let mut runs = Vec::new();
+    let mut nvml_stuck: Option<String> = None;
     let mut record = |name: &str, took: Duration, outcome: &str| {
         runs.push(ProbeRun {
             name: name.to_string(),
             millis: took.as_millis() as u64,
             outcome: outcome.to_string(),
+            stuck_in: None,
         })
     };
 
@@ -161,9 +168,16 @@ pub fn probe_all(opts: &ProbeOptions) -> Snapshot {
             record("nvml", t, "ok");
         }
         Some((o, t)) => {
-            snap.driver.nvml = lost(&o, "NVML");
-            snap.gpus = lost(&o, "NVML");
+            let stuck = progress.lock().map(|g| g.clone()).unwrap_or_default();
+            let what = if stuck.is_empty() {
+                "NVML".to_string()
+            } else {
+                format!("NVML (stuck in {stuck})")
+            };
+            snap.driver.nvml = lost(&o, &what);
+            snap.gpus = lost(&o, &what);
             record("nvml", t, outcome_name(&o));
+            nvml_stuck = (!stuck.is_empty()).then_some(stuck);
         }
         None => {
             snap.driver.nvml = Probed::absent_code("skipped", "NVML was not probed");
@@ -210,7 +224,13 @@ pub fn probe_all(opts: &ProbeOptions) -> Snapshot {
             record("software", t, outcome_name(&o));
         }
     }
+    if let Some(r) = runs.iter_mut().find(|r: &&mut ProbeRun| r.name == "nvml") {
+        r.stuck_in = nvml_stuck;
+    }
     snap.probes = runs;
+    snap.uptime_seconds = std::fs::read_to_string(opts.root.join("proc/uptime"))
+        .ok()
+        .and_then(|t| t.split_whitespace().next()?.parse().ok());
     snap.schema = SNAPSHOT_SCHEMA.to_string();
     snap
 }

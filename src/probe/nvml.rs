@@ -8,6 +8,7 @@ use nvml_wrapper::enums::device::UsedGpuMemory;
 use nvml_wrapper::error::NvmlError;
 use nvml_wrapper::{Device, Nvml};
 
+use super::nvml_health::{health, mark, Progress};
 use crate::sanitize;
 use crate::snapshot::{Clocks, Gpu, GpuMemory, GpuProcess, ModePair, NvmlInfo, PcieLink, Probed};
 
@@ -68,7 +69,18 @@ pub fn init_error(e: &NvmlError) -> (bool, &'static str, String) {
     }
 }
 
-pub fn probe() -> NvmlReport {
+/// Set to make the NVML probe block forever inside "nvmlInit_v2", as a wedged driver does; only
+/// the tests use it, to prove that a hung NVML call becomes a `probe.timeout` finding naming the
+/// call while the rest of the report still prints.
+pub const TEST_HANG_VAR: &str = "GPUDOCTOR_TEST_HANG_NVML";
+
+pub fn probe(progress: Progress) -> NvmlReport {
+    mark(&progress, "nvmlInit_v2");
+    if std::env::var_os(TEST_HANG_VAR).is_some() {
+        loop {
+            std::thread::sleep(std::time::Duration::from_secs(3600));
+        }
+    }
     let nvml = match Nvml::init() {
         Ok(n) => n,
         Err(e) => {
@@ -82,6 +94,7 @@ pub fn probe() -> NvmlReport {
             return NvmlReport { info, gpus };
         }
     };
+    mark(&progress, "nvmlDeviceGetCount");
     let count = nvml.device_count();
     let info = NvmlInfo {
         driver_version: nvml
@@ -96,7 +109,7 @@ pub fn probe() -> NvmlReport {
         device_count: count.as_ref().ok().copied(),
     };
     let gpus = match count {
-        Ok(n) => Probed::found((0..n).map(|i| gpu(&nvml, i)).collect()),
+        Ok(n) => Probed::found((0..n).map(|i| gpu(&nvml, i, &progress)).collect()),
         Err(e) => Probed::failed_code(
             "nvml_error",
             format!(
@@ -132,7 +145,8 @@ fn p<T>(r: Result<T, NvmlError>) -> Probed<T> {
     }
 }
 
-fn gpu(nvml: &Nvml, index: u32) -> Gpu {
+fn gpu(nvml: &Nvml, index: u32, progress: &Progress) -> Gpu {
+    mark(progress, format!("GPU {index}: nvmlDeviceGetHandleByIndex"));
     let dev = match nvml.device_by_index(index) {
         Ok(d) => d,
         Err(e) => {
@@ -145,7 +159,11 @@ fn gpu(nvml: &Nvml, index: u32) -> Gpu {
             };
         }
     };
-    Gpu {
+    mark(
+        progress,
+        format!("GPU {index}: name, UUID, PCI, memory, processes, modes, clocks"),
+    );
+    let mut g = Gpu {
         index,
         name: p(dev.name()).map(|s| sanitize::clean_line(&s, 96)),
         uuid: p(dev.uuid()).map(|s| sanitize::clean_line(&s, 96)),
@@ -187,7 +205,10 @@ fn gpu(nvml: &Nvml, index: u32) -> Gpu {
             max_gen: dev.max_pcie_link_gen().ok(),
             max_width: dev.max_pcie_link_width().ok(),
         }),
-    }
+        health: Probed::absent_code("not_probed", "not probed"),
+    };
+    g.health = Probed::found(health(nvml, &dev, index, progress));
+    g
 }
 
 /// Memory info v2 (510.39+), else the v1 call that R450/R470 have.

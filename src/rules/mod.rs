@@ -16,9 +16,16 @@ mod device_permissions;
 mod driver_library_mismatch;
 mod driver_missing;
 mod expected_gpus;
+mod fabric_manager;
 mod faults_kernel_log;
 mod faults_xid;
 mod gpu_memory_held;
+mod health_config;
+mod health_lost;
+mod health_memory;
+mod health_nvlink;
+mod health_pcie;
+mod health_throttle;
 mod kernel_log_unreadable;
 mod library_path_conflict;
 mod matrix_stale;
@@ -165,6 +172,13 @@ pub fn all() -> Vec<Rule> {
         stub_libcuda::RULE,
         container_no_gpu::RULE,
         expected_gpus::RULE,
+        health_lost::RULE,
+        health_memory::RULE,
+        health_throttle::RULE,
+        health_pcie::RULE,
+        health_nvlink::RULE,
+        health_config::RULE,
+        fabric_manager::RULE,
         faults_xid::RULE,
         faults_kernel_log::RULE,
         kernel_log_unreadable::RULE,

@@ -25,7 +25,8 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
         .filter(|p| p.outcome != "ok")
         .map(|p| {
             let (title, sev) = if p.outcome == "timeout" {
-                (format!("Probing '{}' timed out after {} ms", p.name, p.millis), Severity::Warning)
+                let at = p.stuck_in.as_ref().map(|c| format!(" in {c}")).unwrap_or_default();
+                (format!("Probing '{}' timed out after {} ms{at}", p.name, p.millis), Severity::Warning)
             } else {
                 (format!("Probing '{}' failed internally", p.name), Severity::Warning)
             };

@@ -1,0 +1,64 @@
+//! `faults.fabric-manager`: NVSwitch systems (HGX/DGX A100, H100, H200) need nvidia-fabricmanager
+//! running at exactly the driver's version (../shared/reference/faults.md §6).
+
+use serde_json::json;
+
+use super::{Context, Rule, RuleDoc};
+use crate::report::{Area, Category, Finding, Severity};
+
+pub const RULE: Rule = Rule {
+    doc: RuleDoc {
+        id: "faults.fabric-manager",
+        category: Category::FabricManager,
+        area: Area::Driver,
+        summary: "An NVSwitch system without nvidia-fabricmanager running at the driver's version",
+        what: "Counts NVSwitch devices on the PCI bus (NVIDIA bridge class 0x0680) and checks that nv-fabricmanager runs, at the same version as the kernel driver.",
+        why: "Without the Fabric Manager the NVSwitch fabric is not initialised and CUDA fails with 'system not yet initialized' (802) although nvidia-smi works; a Fabric Manager of another version than the driver refuses to start.",
+        fix: "Install nvidia-fabricmanager of the driver's exact version and enable it.",
+    },
+    check,
+};
+
+fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
+    let d = &ctx.snap.driver;
+    let Some(pci) = d.pci_devices.get() else {
+        return Vec::new();
+    };
+    let switches = pci.iter().filter(|p| p.is_nvswitch()).count();
+    if switches == 0 {
+        return Vec::new();
+    }
+    let fm = d
+        .daemons
+        .get()
+        .and_then(|ds| ds.iter().find(|x| x.name == "nv-fabricmanager").cloned());
+    let driver = d.kernel_version().map(str::to_string);
+    let branch = driver
+        .as_deref()
+        .and_then(|v| v.split('.').next())
+        .unwrap_or("<branch>")
+        .to_string();
+    let install = [
+        format!(
+            "sudo apt install nvidia-fabricmanager-{branch}={}*",
+            driver.clone().unwrap_or_default()
+        ),
+        "sudo systemctl enable --now nvidia-fabricmanager".to_string(),
+    ];
+    match fm {
+        Some(f) if f.running => match (&f.version, &driver) {
+            (Some(fv), Some(dv)) if fv != dv => vec![doc
+                .finding(Severity::Error, format!("Fabric Manager {fv} does not match driver {dv}"),
+                    format!("nv-fabricmanager must be the driver's exact version; {fv} against kernel module {dv} leaves the {switches} NVSwitch(es) uninitialised."))
+                .fix_owned("Install the Fabric Manager of the driver's version and restart it:", install.to_vec())
+                .evidence(json!({"nvswitches": switches, "fabric_manager": fv, "driver": dv}))],
+            _ => Vec::new(),
+        },
+        _ => vec![doc
+            .finding(Severity::Error, format!("{switches} NVSwitch(es) but nvidia-fabricmanager is not running"),
+                "On NVSwitch systems CUDA needs the Fabric Manager to initialise the fabric; without it programs fail with 'system not yet initialized' (802) while nvidia-smi looks fine.".to_string())
+            .fix_owned("Install and start the Fabric Manager of the driver's version:", install.to_vec())
+            .evidence(json!({"nvswitches": switches, "driver": driver}))
+            .link("https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/index.html")],
+    }
+}
