@@ -61,7 +61,14 @@ fn probe_options(p: &ProbeArgs) -> Result<ProbeOptions, String> {
             p.timeout
         ));
     }
+    if !(p.log_window.is_finite() && p.log_window > 0.0 && p.log_window <= 24.0 * 366.0) {
+        return Err(format!(
+            "--log-window {}: expected a number of hours between 0 and 8784",
+            p.log_window
+        ));
+    }
     Ok(ProbeOptions {
+        log_window_hours: p.log_window,
         timeout: Duration::from_secs_f64(p.timeout),
         deep: p.deep,
         pythons: p.pythons.clone(),

@@ -72,6 +72,14 @@ pub struct ProbeArgs {
         allow_negative_numbers = true
     )]
     pub timeout: f64,
+    /// How far back to read the kernel log for Xid and other driver messages, in hours.
+    #[arg(
+        long,
+        value_name = "HOURS",
+        default_value_t = 24.0,
+        allow_negative_numbers = true
+    )]
+    pub log_window: f64,
 }
 
 #[derive(Debug, Args)]

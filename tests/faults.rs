@@ -235,3 +235,15 @@ fn a_hung_nvml_call_is_a_probe_timeout_naming_the_call_and_the_report_still_prin
         .iter()
         .any(|p| p["name"] == "software" && p["outcome"] == "ok"));
 }
+
+#[test]
+fn the_look_back_window_is_a_flag() {
+    let r = Run::new().args(["snapshot", "--log-window", "0.5"]).run();
+    let k = &r.json()["kernel_log"];
+    if k["status"] == "found" {
+        assert_eq!(k["value"]["window_hours"], 0.5);
+    }
+    let r = Run::new().args(["check", "--log-window", "-3"]).run();
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("--log-window"), "{}", r.stderr);
+}
