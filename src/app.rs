@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use crate::assume;
 use crate::cli::{
-    CheckArgs, Cli, ColorChoice, Command, FailOn, Format, FrameworkChoice, MatrixCommand,
-    ProbeArgs, RecommendArgs, RulesArgs, SnapshotArgs,
+    CheckArgs, Cli, ColorChoice, Command, ExplainArgs, FailOn, Format, FrameworkChoice,
+    MatrixCommand, ProbeArgs, RecommendArgs, RulesArgs, SnapshotArgs,
 };
 use crate::matrix::Matrix;
 use crate::probe::{self, libquery, ProbeOptions};
@@ -48,6 +48,7 @@ pub fn run(cli: Cli) -> Output {
         Command::Check(a) => check(a),
         Command::Snapshot(a) => snapshot(a),
         Command::Rules(a) => list_rules(a),
+        Command::Explain(a) => explain(a),
         Command::Recommend(a) => recommend(a),
         Command::Matrix(c) => matrix_command(c),
         Command::ProbeLib { kind, target } => probe_lib(&kind, &target),
@@ -524,6 +525,153 @@ fn matrix_command(c: MatrixCommand) -> Output {
                 },
                 Err(e) => Output::tool_error(e),
             }
+        }
+    }
+}
+
+fn explain(a: ExplainArgs) -> Output {
+    use crate::explain::{explain_text, logscan, render, EXPLAIN_SCHEMA};
+    let matrix = match load_matrix(a.matrix.as_deref()) {
+        Ok(m) => m,
+        Err(e) => return Output::tool_error(e),
+    };
+    if let Some(id) = &a.rule {
+        let Some(d) = rules::doc(id) else {
+            let ids: Vec<&str> = rules::all().iter().map(|r| r.doc.id).collect();
+            return Output::tool_error(format!(
+                "no rule {id:?}; the rules are: {}",
+                ids.join(", ")
+            ));
+        };
+        if a.json {
+            let v = serde_json::json!({"schema": EXPLAIN_SCHEMA, "input": id, "matches": [{
+                "kind": "rule", "code": d.id, "name": d.summary, "category": d.category.as_str(),
+                "meaning": d.what, "likely_causes": [d.why], "fix": {"text": d.fix, "commands": []}, "confidence": "high"}]});
+            return match serde_json::to_string_pretty(&v) {
+                Ok(s) => Output::ok(s + "\n", ExitStatus::Healthy),
+                Err(e) => Output::tool_error(e.to_string()),
+            };
+        }
+        return Output::ok(
+            format!(
+                "{} ({})\n{}\n\nWhat it does: {}\nWhy: {}\nFix: {}\n",
+                d.id,
+                d.category.as_str(),
+                d.summary,
+                d.what,
+                d.why,
+                d.fix
+            ),
+            ExitStatus::Healthy,
+        );
+    }
+    let (mut matches, label, input_json, lines) = if let Some(path) = &a.log {
+        let result = if path.as_os_str() == "-" {
+            logscan::scan(std::io::stdin().lock(), &matrix)
+        } else {
+            match std::fs::File::open(path) {
+                Ok(f) => logscan::scan(f, &matrix),
+                Err(e) => {
+                    return Output::tool_error(format!(
+                        "cannot read the log {}: {e}",
+                        path.display()
+                    ))
+                }
+            }
+        };
+        match result {
+            Ok(r) => (
+                r.matches,
+                path.display().to_string(),
+                serde_json::json!({"log": path.display().to_string(), "lines": r.lines, "bytes": r.bytes}),
+                Some(r.lines),
+            ),
+            Err(e) => return Output::tool_error(format!("reading {} failed: {e}", path.display())),
+        }
+    } else {
+        let text = a.input.join(" ");
+        if text.trim().is_empty() {
+            return Output::tool_error("give a code or a message to explain, --log FILE, or --rule RULE_ID (e.g. gpudoctor explain -1073740791)");
+        }
+        (
+            explain_text(&text, &matrix),
+            format!("{:?}", crate::sanitize::clean_line(&text, 80)),
+            serde_json::json!(text),
+            None,
+        )
+    };
+    if a.with_check {
+        let snap = match &a.snapshot {
+            Some(p) => match read_snapshot(p) {
+                Ok(s) => s,
+                Err(e) => return Output::tool_error(e),
+            },
+            None => probe::probe_all(&ProbeOptions::default()),
+        };
+        let report = evaluate(
+            snap,
+            &matrix,
+            &RuleOptions::default(),
+            &Selection::default(),
+        );
+        join_with_machine(&mut matches, &report);
+    }
+    if a.json {
+        let v =
+            serde_json::json!({"schema": EXPLAIN_SCHEMA, "input": input_json, "matches": matches});
+        return match serde_json::to_string_pretty(&v) {
+            Ok(s) => Output::ok(s + "\n", ExitStatus::Healthy),
+            Err(e) => Output::tool_error(e.to_string()),
+        };
+    }
+    Output::ok(render(&label, &matches, lines), ExitStatus::Healthy)
+}
+
+/// Categories that the same underlying problem shows under in `check`.
+fn related(c: crate::report::Category) -> Vec<crate::report::Category> {
+    use crate::report::Category as C;
+    match c {
+        C::DriverTooOld | C::ArchUnsupported => vec![C::DriverTooOld, C::ArchUnsupported],
+        C::CudnnMismatch | C::CudaRuntimeMismatch | C::LibraryPathConflict => vec![
+            C::CudnnMismatch,
+            C::CudaRuntimeMismatch,
+            C::LibraryPathConflict,
+        ],
+        C::DriverMissing | C::ContainerNoGpu => vec![C::DriverMissing, C::ContainerNoGpu],
+        C::WindowsCrashCode => vec![
+            C::CudnnMismatch,
+            C::CudaRuntimeMismatch,
+            C::DriverTooOld,
+            C::GpuMemoryExhausted,
+            C::CpuOnlyBuild,
+        ],
+        other => vec![other],
+    }
+}
+
+/// `--with-check`: what this machine shows about each explained problem.
+fn join_with_machine(matches: &mut [crate::explain::Match], report: &Report) {
+    for m in matches.iter_mut() {
+        let cats = related(m.category);
+        for f in report
+            .findings
+            .iter()
+            .filter(|f| cats.contains(&f.category))
+        {
+            let mut line = format!("{} {}", f.title, f.detail);
+            if !f.fix.text.is_empty() {
+                line.push_str(&format!(" Fix: {}", f.fix.text));
+                if let Some(c) = f.fix.commands.first() {
+                    line.push_str(&format!(" `{c}`"));
+                }
+            }
+            m.machine.push(line);
+        }
+        if m.machine.is_empty() && m.category != crate::report::Category::ApplicationError {
+            m.machine.push(format!(
+                "gpudoctor check finds no {} problem on this machine now.",
+                m.category.as_str()
+            ));
         }
     }
 }

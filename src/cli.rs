@@ -25,6 +25,8 @@ pub enum Command {
     Snapshot(SnapshotArgs),
     /// List every rule with its id, category and one line.
     Rules(RulesArgs),
+    /// Explain a crash code, an error message, a whole log, or a rule.
+    Explain(ExplainArgs),
     /// The newest build of each framework that works with this driver and these GPUs.
     Recommend(RecommendArgs),
     /// The compatibility matrix: show, validate, path, update.
@@ -205,4 +207,30 @@ pub enum MatrixCommand {
         #[arg(long, value_name = "HEX")]
         sha256: Option<String>,
     },
+}
+
+#[derive(Debug, Args)]
+#[command(allow_negative_numbers = true)]
+pub struct ExplainArgs {
+    /// A code (-1073740791, 0xC0000409, 137, 802, cudaErrorNoDevice, "Xid 79") or a message.
+    #[arg(value_name = "CODE_OR_MESSAGE", conflicts_with_all = ["log", "rule"])]
+    pub input: Vec<String>,
+    /// Scan a whole log file ("-" reads standard input).
+    #[arg(long, value_name = "FILE", conflicts_with = "rule")]
+    pub log: Option<std::path::PathBuf>,
+    /// Print a rule's own documentation.
+    #[arg(long, value_name = "RULE_ID")]
+    pub rule: Option<String>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Join the explanation with this machine (probed, or --snapshot).
+    #[arg(long)]
+    pub with_check: bool,
+    /// With --with-check: use this snapshot instead of probing.
+    #[arg(long, value_name = "FILE", requires = "with_check")]
+    pub snapshot: Option<std::path::PathBuf>,
+    /// Use this compatibility matrix instead of the built-in one.
+    #[arg(long, value_name = "FILE", env = "GPUDOCTOR_MATRIX")]
+    pub matrix: Option<std::path::PathBuf>,
 }

@@ -8,6 +8,7 @@ pub mod app;
 pub mod assume;
 pub mod cli;
 pub mod compat;
+pub mod explain;
 pub mod faults;
 pub mod matrix;
 pub mod matrix_update;

@@ -1,0 +1,96 @@
+//! Unit tests of `codes`: every family, in every form users paste.
+use super::*;
+
+fn p(s: &str) -> Vec<Match> {
+    parse(s, &Matrix::default()).unwrap_or_default()
+}
+
+#[test]
+fn the_keras_windows_code_in_every_form() {
+    for form in [
+        "-1073740791",
+        "3221226505",
+        "0xC0000409",
+        "0xc0000409",
+        "C0000409",
+        "exit code -1073740791 (0xC0000409)",
+    ] {
+        let v = p(form);
+        assert_eq!(v.len(), 1, "{form}: {v:#?}");
+        assert_eq!(v[0].name, "STATUS_STACK_BUFFER_OVERRUN", "{form}");
+        assert_eq!(v[0].kind, "ntstatus");
+        assert!(v[0].meaning.contains("fail-fast"));
+        assert!(v[0].likely_causes.iter().any(|c| c.contains("cuDNN")));
+        assert!(v[0].fix.commands.contains(&"gpudoctor check".to_string()));
+    }
+    assert_eq!(p("-1073741819")[0].name, "STATUS_ACCESS_VIOLATION");
+    assert_eq!(p("0xC00000FD")[0].name, "STATUS_STACK_OVERFLOW");
+    for (code, name) in [
+        (0xC000_001Du32, "STATUS_ILLEGAL_INSTRUCTION"),
+        (0xC000_0017, "STATUS_NO_MEMORY"),
+        (0xC000_0135, "STATUS_DLL_NOT_FOUND"),
+        (0xC000_0142, "STATUS_DLL_INIT_FAILED"),
+        (0xC000_0374, "STATUS_HEAP_CORRUPTION"),
+        (0xC000_013A, "STATUS_CONTROL_C_EXIT"),
+    ] {
+        assert_eq!(p(&format!("0x{code:08X}"))[0].name, name);
+        assert_eq!(p(&code.to_string())[0].name, name);
+        assert_eq!(p(&(code as i32).to_string())[0].name, name);
+    }
+    assert_eq!(
+        p("STATUS_HEAP_CORRUPTION")[0].code,
+        serde_json::json!("STATUS_HEAP_CORRUPTION")
+    );
+    assert_eq!(p("0xC0001234")[0].confidence, "low", "unknown NTSTATUS");
+}
+
+#[test]
+fn exit_statuses_and_signals() {
+    let v = p("137");
+    assert_eq!(v[0].name, "SIGKILL");
+    assert!(v[0].meaning.contains("out-of-memory killer"));
+    assert_eq!(v[0].confidence, "high");
+    assert_eq!(p("139")[0].name, "SIGSEGV");
+    assert_eq!(p("134")[0].name, "SIGABRT");
+    assert_eq!(p("143")[0].name, "SIGTERM");
+    assert!(p("135")[0].likely_causes[0].contains("/dev/shm"));
+    assert_eq!(p("-9")[0].name, "SIGKILL", "Python subprocess form");
+    assert_eq!(p("SIGSEGV")[0].kind, "signal");
+    assert_eq!(p("127")[0].name, "command not found");
+}
+
+#[test]
+fn cuda_nvml_and_xid_codes_by_number_and_name() {
+    assert_eq!(
+        p("cudaErrorNoKernelImageForDevice")[0].code,
+        serde_json::json!(209)
+    );
+    assert_eq!(
+        p("CUDA_ERROR_NO_BINARY_FOR_GPU")[0].category,
+        Category::ArchUnsupported
+    );
+    assert_eq!(
+        p("CUDA_ERROR_SYSTEM_NOT_READY")[0].category,
+        Category::FabricManager
+    );
+    assert_eq!(
+        p("NVML_ERROR_LIB_RM_VERSION_MISMATCH")[0].code,
+        serde_json::json!(18)
+    );
+    assert_eq!(p("Xid 79")[0].category, Category::HardwareFault);
+    assert_eq!(p("xid 48")[0].category, Category::EccMemory);
+    // An ambiguous small number: every reading, the CUDA error first.
+    let v = p("46");
+    let kinds: Vec<&str> = v.iter().map(|m| m.kind).collect();
+    assert_eq!(kinds, vec!["cuda_error", "xid", "exit_code"]);
+    assert_eq!((v[0].confidence, v[1].confidence), ("medium", "low"));
+    let v = p("13");
+    let kinds: Vec<&str> = v.iter().map(|m| m.kind).collect();
+    assert_eq!(kinds, vec!["xid", "nvml_error", "exit_code"]);
+    assert_eq!(
+        p("802")[0].name,
+        "cudaErrorSystemNotReady / CUDA_ERROR_SYSTEM_NOT_READY"
+    );
+    assert!(p("hello world").is_empty());
+    assert!(parse("the driver is too old", &Matrix::default()).is_none());
+}

@@ -1,0 +1,43 @@
+//! Unit tests of `logscan`.
+use super::*;
+
+#[test]
+fn counts_first_lines_and_handles_chunk_edges() {
+    let m = Matrix::embedded().unwrap();
+    let mut log = String::new();
+    for i in 0..50_000 {
+        log.push_str(&format!(
+            "step {i} loss 0.123 lr 3e-4 throughput 1234.5 samples/s\n"
+        ));
+        if i == 10 || i == 40_000 {
+            log.push_str("RuntimeError: CUDA error: an illegal memory access was encountered\n");
+        }
+        if i == 20_000 {
+            log.push_str("[ 9.1] NVRM: Xid (PCI:0000:2b:00): 79, GPU has fallen off the bus.\n");
+        }
+    }
+    let r = scan(log.as_bytes(), &m).unwrap();
+    assert_eq!(r.lines, 50_003);
+    assert_eq!(r.matches.len(), 2, "{:#?}", r.matches);
+    let x79 = r.matches.iter().find(|x| x.kind == "xid").unwrap();
+    assert_eq!((x79.count, x79.first_line), (Some(1), Some(20_003)));
+    let ill = r
+        .matches
+        .iter()
+        .find(|x| x.code == serde_json::json!(700))
+        .unwrap();
+    assert_eq!((ill.count, ill.first_line), (Some(2), Some(12)));
+    // The hardware fault (critical Xid) comes before the application error.
+    assert_eq!(r.matches[0].kind, "xid");
+}
+
+#[test]
+fn no_trailing_newline_and_empty_input() {
+    let m = Matrix::embedded().unwrap();
+    let r = scan("a\nTorch not compiled with CUDA enabled".as_bytes(), &m).unwrap();
+    assert_eq!(r.lines, 2);
+    assert_eq!(r.matches.len(), 1);
+    assert_eq!(r.matches[0].first_line, Some(2));
+    let r = scan(&b""[..], &m).unwrap();
+    assert_eq!((r.lines, r.matches.len()), (0, 0));
+}
