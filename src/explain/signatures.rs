@@ -119,7 +119,8 @@ fn torch_oom(line: &str, _c: Option<&Captures>, _m: &Matrix) -> Option<Match> {
         size(re.captures(line)?.get(1)?.as_str())
     };
     let want = grab(&format!(r"Tried to allocate {SIZE}"))?;
-    let total = grab(&format!(r"total capac?ity of {SIZE}"))
+    // PyTorch 2.1-2.3 print "total capacty" (sic).
+    let total = grab(&format!(r"total capaci?ty of {SIZE}"))
         .or_else(|| grab(&format!(r"{SIZE} total capacity")));
     let free =
         grab(&format!(r"of which {SIZE} is free")).or_else(|| grab(&format!(r"{SIZE} free")));
@@ -253,10 +254,19 @@ fn sm_incompatible(line: &str, c: Option<&Captures>, m: &Matrix) -> Option<Match
             .find(|v| matches!(coverage(&v.sass, &v.ptx, &cc), Coverage::Sass(_)))
             .map(|v| (r, v))
     });
+    // The newest release that covers it, preferring its PyPI default variant.
+    let covers = |v: &&crate::matrix::TorchVariant| {
+        !matches!(coverage(&v.sass, &v.ptx, &cc), Coverage::None)
+    };
     let newest = m.pytorch.iter().rev().find_map(|r| {
-        r.variants
-            .iter()
-            .find(|v| !matches!(coverage(&v.sass, &v.ptx, &cc), Coverage::None))
+        r.variant(&r.pypi_default)
+            .filter(covers)
+            .or_else(|| {
+                r.variants
+                    .iter()
+                    .filter(covers)
+                    .max_by_key(|v| CudaVersion::parse(&v.cuda))
+            })
             .map(|v| (r, v))
     });
     let too_old = supported
@@ -447,6 +457,26 @@ fn nothing(_: &str, _: Option<&Captures>, _: &Matrix) -> Option<Match> {
 }
 
 pub static SIGNATURES: &[Signature] = &[
+    Signature {
+        id: "container-cli",
+        needle: "nvidia-container-cli: initialization error",
+        pattern: None,
+        build: |_, _, _| {
+            Some(simple(
+                "container-cli",
+                "nvidia-container-cli initialization error",
+                Category::ContainerNoGpu,
+                "The NVIDIA container runtime could not set up GPU access.",
+                &[
+                    "the host has no working NVIDIA driver (libnvidia-ml.so.1 missing on the host)",
+                    "a driver/library mismatch on the host",
+                ],
+                "Fix the host first: run gpudoctor check on the host.",
+                &["gpudoctor check"],
+                Severity::Error,
+            ))
+        },
+    },
     Signature {
         id: "driver-too-old",
         needle: "too old (found version",
@@ -647,26 +677,6 @@ pub static SIGNATURES: &[Signature] = &[
                 "TensorFlow could not load its CUDA libraries and falls back to the CPU.",
                 &["CUDA/cuDNN libraries of the wrong version or not on the library path"],
                 "pip install 'tensorflow[and-cuda]' (Linux/WSL2), then gpudoctor check.",
-                &["gpudoctor check"],
-                Severity::Error,
-            ))
-        },
-    },
-    Signature {
-        id: "container-cli",
-        needle: "nvidia-container-cli: initialization error",
-        pattern: None,
-        build: |_, _, _| {
-            Some(simple(
-                "container-cli",
-                "nvidia-container-cli initialization error",
-                Category::ContainerNoGpu,
-                "The NVIDIA container runtime could not set up GPU access.",
-                &[
-                    "the host has no working NVIDIA driver (libnvidia-ml.so.1 missing on the host)",
-                    "a driver/library mismatch on the host",
-                ],
-                "Fix the host first: run gpudoctor check on the host.",
                 &["gpudoctor check"],
                 Severity::Error,
             ))
