@@ -4,7 +4,8 @@
 //! "sm_120" → Blackwell, which needs a cu128 build; a PyTorch out-of-memory message → whose
 //! memory it really is.
 
-use std::sync::OnceLock;
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
 
 use regex::{Captures, Regex};
 use serde_json::json;
@@ -111,11 +112,24 @@ fn gib(b: f64) -> String {
     format!("{:.2} GiB", b / (1u64 << 30) as f64)
 }
 
+/// A compiled regex for a pattern built at run time, compiled once per process: a log with
+/// thousands of matching lines must not compile the same pattern thousands of times.
+fn cached_regex(pat: &str) -> Option<Regex> {
+    static CACHE: OnceLock<Mutex<HashMap<String, Regex>>> = OnceLock::new();
+    let mut cache = CACHE.get_or_init(Default::default).lock().ok()?;
+    if let Some(re) = cache.get(pat) {
+        return Some(re.clone());
+    }
+    let re = Regex::new(pat).ok()?;
+    cache.insert(pat.to_string(), re.clone());
+    Some(re)
+}
+
 const SIZE: &str = r"([\d.]+ (?:bytes|B|KiB|MiB|GiB|TiB))";
 
 fn torch_oom(line: &str, _c: Option<&Captures>, _m: &Matrix) -> Option<Match> {
     let grab = |pat: &str| -> Option<f64> {
-        let re = Regex::new(pat).ok()?;
+        let re = cached_regex(pat)?;
         size(re.captures(line)?.get(1)?.as_str())
     };
     let want = grab(&format!(r"Tried to allocate {SIZE}"))?;
