@@ -2,6 +2,8 @@
 # Installs the real NVIDIA libraries the tests probe, from PyPI, into .venv-test (git-ignored):
 #   - nvidia-cuda-runtime-cu12 and the CUDA 13 nvidia-cuda-runtime (a real libcudart each,
 #     whose cudaRuntimeGetVersion needs no GPU), installed into a throwaway venv;
+#   - ptxas from nvidia-cuda-nvcc-cu12 (only that file is unpacked), to assemble the embedded PTX
+#     kernels for every GPU target offline (tests/ptx.rs);
 #   - libcudnn.so.9 with libcudnn_graph.so.9 and cudnn_version.h from nvidia-cudnn-cu12
 #     (only those files are unpacked from the wheel), and a copy of libcudnn.so.9 alone, which
 #     aborts in cudnnGetVersion: the probe must survive that.
@@ -12,9 +14,10 @@ VENV=${GPUDOCTOR_TEST_VENV:-.venv-test}
 CUDART12=nvidia-cuda-runtime-cu12==12.9.79
 CUDART13=nvidia-cuda-runtime==13.0.96
 CUDNN=nvidia-cudnn-cu12==9.1.0.70
+NVCC=nvidia-cuda-nvcc-cu12==12.9.86
 PY=${PYTHON:-python3}
 
-stamp="$VENV/.gpudoctor-test-setup-v1"
+stamp="$VENV/.gpudoctor-test-setup-v2"
 if [ -f "$stamp" ]; then
   exit 0
 fi
@@ -27,10 +30,19 @@ dl=$(mktemp -d)
 trap 'rm -rf "$dl"' EXIT
 "$VENV/bin/python" -m pip download -q --disable-pip-version-check --no-deps --only-binary=:all: \
   --platform manylinux2014_x86_64 --python-version 3.11 -d "$dl" "$CUDNN"
+"$VENV/bin/python" -m pip download -q --disable-pip-version-check --no-deps --only-binary=:all: \
+  --platform manylinux2014_x86_64 --python-version 3.11 -d "$dl" "$NVCC"
 whl=$(ls "$dl"/nvidia_cudnn_cu12-*.whl)
-"$VENV/bin/python" - "$whl" "$VENV" <<'PYEOF'
+nvcc_whl=$(ls "$dl"/nvidia_cuda_nvcc_cu12-*.whl)
+"$VENV/bin/python" - "$whl" "$VENV" "$nvcc_whl" <<'PYEOF'
 import sys, zipfile, os
-whl, venv = sys.argv[1], sys.argv[2]
+whl, venv, nvcc_whl = sys.argv[1], sys.argv[2], sys.argv[3]
+with zipfile.ZipFile(nvcc_whl) as z:
+    os.makedirs(os.path.join(venv, "nvcc/bin"), exist_ok=True)
+    out = os.path.join(venv, "nvcc/bin/ptxas")
+    with open(out, "wb") as f:
+        f.write(z.read("nvidia/cuda_nvcc/bin/ptxas"))
+    os.chmod(out, 0o755)
 want = {
     "nvidia/cudnn/lib/libcudnn.so.9": ["cudnn9/lib", "cudnn9-broken/lib"],
     "nvidia/cudnn/lib/libcudnn_graph.so.9": ["cudnn9/lib"],

@@ -241,6 +241,14 @@ fn check(a: CheckArgs) -> Output {
         Ok(f) => f,
         Err(e) => return Output::tool_error(e),
     };
+    let mut snap = snap;
+    if a.snapshot.is_none() && !a.no_probe {
+        snap.smoke = if a.no_smoke {
+            crate::snapshot::Probed::absent_code("skipped", "skipped (--no-smoke)")
+        } else {
+            run_smoke(&snap, &filter, a.probe.timeout)
+        };
+    }
     let opts = RuleOptions {
         expect_gpus: a.expect_gpus,
     };
@@ -281,6 +289,43 @@ fn check(a: CheckArgs) -> Output {
         Format::Markdown => render::markdown::render(&report, &filter),
     };
     Output::ok(text, status)
+}
+
+/// Runs the GPU smoke tests on this machine's GPUs (the `--gpu` selection), under the same
+/// `--timeout` as the probes.
+fn run_smoke(
+    snap: &Snapshot,
+    filter: &GpuFilter,
+    timeout_s: f64,
+) -> crate::snapshot::Probed<crate::snapshot::SmokeRun> {
+    use crate::gpu::smoke::{self, SmokeOptions};
+    // Without libcuda there is nothing to run; say why in the probe's own words.
+    if let Some(why) = snap.driver.libcuda.reason() {
+        if !snap.driver.libcuda.is_found() {
+            return crate::snapshot::Probed::absent_code("no_driver", format!("not run: {why}"));
+        }
+    }
+    let cudnn = snap
+        .cudnn_list()
+        .iter()
+        .find(|c| c.version.is_found())
+        .and_then(|c| {
+            Some((
+                std::env::current_exe().ok()?,
+                std::path::PathBuf::from(&c.path),
+            ))
+        });
+    let opts = SmokeOptions {
+        timeout: Duration::from_secs_f64(timeout_s),
+        nvml_gpus: snap
+            .gpu_list()
+            .iter()
+            .map(|g| (g.index, g.pci_bus_id.get().cloned()))
+            .collect(),
+        selected: filter.clone(),
+        cudnn,
+    };
+    smoke::run(std::sync::Arc::new(crate::gpu::cuda::CudaBackend), &opts)
 }
 
 fn snapshot(a: SnapshotArgs) -> Output {

@@ -95,8 +95,11 @@ pub struct CheckArgs {
     /// Only these GPUs (indexes or UUIDs, comma-separated).
     #[arg(long, value_name = "LIST")]
     pub gpu: Option<String>,
-    /// Do not run GPU smoke kernels.
-    #[arg(long)]
+    /// Run the GPU smoke tests (the default when a driver is present).
+    #[arg(long, overrides_with = "no_smoke")]
+    pub smoke: bool,
+    /// Do not run the GPU smoke tests (context, copies, our own kernel, SGEMM, cuDNN).
+    #[arg(long, overrides_with = "smoke")]
     pub no_smoke: bool,
     #[command(flatten)]
     pub probe: ProbeArgs,

@@ -10,6 +10,7 @@ pub mod cli;
 pub mod compat;
 pub mod explain;
 pub mod faults;
+pub mod gpu;
 pub mod matrix;
 pub mod matrix_update;
 pub mod probe;

@@ -95,13 +95,16 @@ pub enum Area {
     Cudnn,
     Frameworks,
     Environment,
+    /// The GPU smoke tests (shown only when they ran or have findings).
+    Smoke,
 }
 
 impl Area {
-    pub const ALL: [Area; 7] = [
+    pub const ALL: [Area; 8] = [
         Area::Host,
         Area::Driver,
         Area::Gpus,
+        Area::Smoke,
         Area::Cuda,
         Area::Cudnn,
         Area::Frameworks,
@@ -116,6 +119,7 @@ impl Area {
             Area::Cudnn => "cuDNN",
             Area::Frameworks => "Frameworks",
             Area::Environment => "Environment",
+            Area::Smoke => "GPU smoke tests",
         }
     }
 }

@@ -134,6 +134,9 @@ pub struct Snapshot {
     /// GPU-related kernel log events over the look-back window.
     #[serde(default)]
     pub kernel_log: Probed<KernelLog>,
+    /// The GPU smoke tests `check` ran (absent, with why, when they did not run).
+    #[serde(default)]
+    pub smoke: Probed<SmokeRun>,
     /// Environment variables that change GPU behaviour, as they were set (unset ones are absent).
     #[serde(default)]
     pub env: BTreeMap<String, String>,
@@ -784,4 +787,120 @@ pub struct NvLinkState {
     pub recovery_errors: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub crc_errors: Option<u64>,
+}
+
+// ---------------------------------------------------------------------------------------------
+// GPU smoke tests
+
+/// What the smoke tests did on this machine.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SmokeRun {
+    /// `cuDriverGetVersion` (1000*major + 10*minor), after `cuInit` succeeded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub driver_cuda_version: Option<i32>,
+    /// cuBLAS for the SGEMM step: the library name loaded, or why it was absent.
+    #[serde(default)]
+    pub cublas: Probed<String>,
+    /// Every GPU tested, by CUDA device ordinal.
+    #[serde(default)]
+    pub gpus: Vec<SmokeGpu>,
+    /// Wall time of the whole smoke phase, in milliseconds.
+    #[serde(default)]
+    pub millis: u64,
+    /// When the run failed before any GPU could be tested (`cuInit`, device count).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<GpuCallError>,
+}
+
+/// The smoke tests of one GPU.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SmokeGpu {
+    /// CUDA device ordinal (the order the driver API enumerates, not necessarily NVML's).
+    pub ordinal: u32,
+    /// NVML index of the same GPU, matched by PCI bus id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pci_bus_id: Option<String>,
+    /// "9.0".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compute_capability: Option<String>,
+    pub steps: Vec<SmokeStep>,
+    /// Host to device copy rate with pinned memory, GB/s (10^9 bytes per second).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub h2d_gbps: Option<f64>,
+    /// Device to host copy rate with pinned memory, GB/s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub d2h_gbps: Option<f64>,
+    /// Device to device copy through the SMs (bytes read + bytes written per second), GB/s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub d2d_gbps: Option<f64>,
+    /// The SGEMM step's rate, GFLOP/s (a small matrix: a sign of life, not a benchmark).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sgemm_gflops: Option<f64>,
+    /// Wall time of this GPU's steps, in milliseconds.
+    #[serde(default)]
+    pub millis: u64,
+}
+
+impl SmokeGpu {
+    /// The first step that failed or timed out.
+    pub fn failure(&self) -> Option<&SmokeStep> {
+        self.steps
+            .iter()
+            .find(|s| matches!(s.status, StepStatus::Failed | StepStatus::TimedOut))
+    }
+}
+
+/// One step of a GPU's smoke tests.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SmokeStep {
+    /// "context", "memory", "pcie", "module", "kernel", "d2d", "sgemm", "cudnn".
+    pub name: String,
+    pub status: StepStatus,
+    #[serde(default)]
+    pub millis: u64,
+    /// What was done and seen, or why the step was skipped.
+    #[serde(default)]
+    pub detail: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<GpuCallError>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StepStatus {
+    Passed,
+    Failed,
+    Skipped,
+    TimedOut,
+}
+
+/// A failed call into the GPU: which call, the CUDA (or cuBLAS, cuDNN) error code, its name
+/// and its description; or a wrong result, with `call` naming the check and no code.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct GpuCallError {
+    pub call: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<i64>,
+    /// "CUDA_ERROR_UNSUPPORTED_PTX_VERSION".
+    #[serde(default)]
+    pub name: String,
+    pub message: String,
+}
+
+impl std::fmt::Display for GpuCallError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (self.code, self.name.is_empty()) {
+            (Some(c), false) => write!(
+                f,
+                "{} failed: {} ({c}): {}",
+                self.call, self.name, self.message
+            ),
+            (Some(c), true) => write!(f, "{} failed with code {c}: {}", self.call, self.message),
+            (None, _) => write!(f, "{}: {}", self.call, self.message),
+        }
+    }
 }

@@ -17,7 +17,19 @@ fn json_contract() {
     assert_eq!(v["input"], "0xC0000409");
     let m = &v["matches"][0];
     let keys: Vec<&String> = m.as_object().unwrap().keys().collect();
-    assert_eq!(keys, ["kind", "code", "name", "category", "meaning", "likely_causes", "fix", "confidence"]);
+    assert_eq!(
+        keys,
+        [
+            "kind",
+            "code",
+            "name",
+            "category",
+            "meaning",
+            "likely_causes",
+            "fix",
+            "confidence"
+        ]
+    );
     assert_eq!(m["kind"], "ntstatus");
     assert_eq!(m["category"], "windows_crash_code");
     assert_eq!(m["confidence"], "high");
@@ -25,10 +37,18 @@ fn json_contract() {
 
 #[test]
 fn no_match_is_exit_0_with_a_sentence() {
-    let r = Run::new().args(["explain", "everything", "is", "fine"]).run();
+    let r = Run::new()
+        .args(["explain", "everything", "is", "fine"])
+        .run();
     assert_eq!(r.code, 0);
-    assert!(r.stdout.starts_with("No known code or message matched"), "{}", r.stdout);
-    let r = Run::new().args(["explain", "--json", "everything is fine"]).run();
+    assert!(
+        r.stdout.starts_with("No known code or message matched"),
+        "{}",
+        r.stdout
+    );
+    let r = Run::new()
+        .args(["explain", "--json", "everything is fine"])
+        .run();
     assert_eq!(r.json()["matches"], serde_json::json!([]));
     let r = Run::new().args(["explain"]).run();
     assert_eq!(r.code, 2);
@@ -51,15 +71,24 @@ fn log_from_a_file_and_from_stdin() {
     let d = tempfile::tempdir().unwrap();
     let p = d.path().join("train.log");
     std::fs::write(&p, training_log()).unwrap();
-    let r = Run::new().args(["explain", "--json", "--log"]).arg_path(&p).run();
+    let r = Run::new()
+        .args(["explain", "--json", "--log"])
+        .arg_path(&p)
+        .run();
     assert_eq!(r.code, 0, "{}", r.stderr);
     let v = r.json();
     assert_eq!(v["input"]["lines"], 2004);
     let ms = v["matches"].as_array().unwrap();
     let names: Vec<&str> = ms.iter().map(|m| m["name"].as_str().unwrap()).collect();
-    assert_eq!(names[0], "Xid 79 GPU_HAS_FALLEN_OFF_THE_BUS", "most severe first: {names:?}");
+    assert_eq!(
+        names[0], "Xid 79 GPU_HAS_FALLEN_OFF_THE_BUS",
+        "most severe first: {names:?}"
+    );
     let ill = ms.iter().find(|m| m["code"] == 700).unwrap();
-    assert_eq!((ill["count"].as_u64(), ill["first_line"].as_u64()), (Some(2), Some(2002)));
+    assert_eq!(
+        (ill["count"].as_u64(), ill["first_line"].as_u64()),
+        (Some(2), Some(2002))
+    );
     assert!(ms.iter().any(|m| m["name"] == "SIGKILL"));
     // The same through standard input.
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_gpudoctor"))
@@ -68,36 +97,71 @@ fn log_from_a_file_and_from_stdin() {
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    child.stdin.take().unwrap().write_all(training_log().as_bytes()).unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(training_log().as_bytes())
+        .unwrap();
     let out = child.wait_with_output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.starts_with("3 known problem(s) in 2004 lines of -"), "{text}");
+    assert!(
+        text.starts_with("3 known problem(s) in 2004 lines of -"),
+        "{text}"
+    );
     assert!(text.contains("2 time(s), first at line 2002"));
-    let r = Run::new().args(["explain", "--log", "/nonexistent/x.log"]).run();
+    let r = Run::new()
+        .args(["explain", "--log", "/nonexistent/x.log"])
+        .run();
     assert_eq!(r.code, 2);
 }
 
 #[test]
 fn rule_documentation() {
-    let r = Run::new().args(["explain", "--rule", "compat.driver-too-old"]).run();
+    let r = Run::new()
+        .args(["explain", "--rule", "compat.driver-too-old"])
+        .run();
     assert_eq!(r.code, 0);
-    assert!(r.stdout.starts_with("compat.driver-too-old (driver_too_old)"));
-    assert!(r.stdout.contains("What it does:") && r.stdout.contains("Why:") && r.stdout.contains("Fix:"));
-    let v = Run::new().args(["explain", "--json", "--rule", "health.memory"]).run().json();
+    assert!(r
+        .stdout
+        .starts_with("compat.driver-too-old (driver_too_old)"));
+    assert!(
+        r.stdout.contains("What it does:")
+            && r.stdout.contains("Why:")
+            && r.stdout.contains("Fix:")
+    );
+    let v = Run::new()
+        .args(["explain", "--json", "--rule", "health.memory"])
+        .run()
+        .json();
     assert_eq!(v["matches"][0]["kind"], "rule");
-    assert_eq!(Run::new().args(["explain", "--rule", "no.such"]).run().code, 2);
+    assert_eq!(
+        Run::new().args(["explain", "--rule", "no.such"]).run().code,
+        2
+    );
 }
 
 #[test]
 fn with_check_joins_the_explanation_with_the_machine() {
     // A driver-too-old message on a machine whose snapshot has R470 and torch cu121.
-    let mut s: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(fixtures().join("snapshots/synthetic-2xh100.json")).unwrap()).unwrap();
-    for p in ["/driver/kernel_module/value/version", "/driver/sys_module_version/value", "/driver/nvml/value/driver_version", "/driver/libcuda/value/file_version"] {
+    let mut s: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(fixtures().join("snapshots/synthetic-2xh100.json")).unwrap(),
+    )
+    .unwrap();
+    for p in [
+        "/driver/kernel_module/value/version",
+        "/driver/sys_module_version/value",
+        "/driver/nvml/value/driver_version",
+        "/driver/libcuda/value/file_version",
+    ] {
         *s.pointer_mut(p).unwrap() = serde_json::json!("470.82.01");
     }
-    *s.pointer_mut("/driver/nvml/value/cuda_driver_version").unwrap() = serde_json::json!(11040);
-    *s.pointer_mut("/driver/libcuda/value/cuda_driver_version").unwrap() = serde_json::json!(11040);
-    *s.pointer_mut("/python/value/0/torch").unwrap() = serde_json::json!({"version": "2.1.0+cu121", "cuda": "12.1"});
+    *s.pointer_mut("/driver/nvml/value/cuda_driver_version")
+        .unwrap() = serde_json::json!(11040);
+    *s.pointer_mut("/driver/libcuda/value/cuda_driver_version")
+        .unwrap() = serde_json::json!(11040);
+    *s.pointer_mut("/python/value/0/torch").unwrap() =
+        serde_json::json!({"version": "2.1.0+cu121", "cuda": "12.1"});
     let d = tempfile::tempdir().unwrap();
     let p = d.path().join("s.json");
     std::fs::write(&p, s.to_string()).unwrap();
@@ -109,7 +173,12 @@ fn with_check_joins_the_explanation_with_the_machine() {
     let v = r.json();
     let machine = v["matches"][0]["machine"].as_array().unwrap();
     let joined: Vec<&str> = machine.iter().map(|x| x.as_str().unwrap()).collect();
-    assert!(joined.iter().any(|l| l.contains("torch 2.1.0+cu121") && l.contains("470.82.01") && l.contains("525.60.13")), "{joined:#?}");
+    assert!(
+        joined.iter().any(|l| l.contains("torch 2.1.0+cu121")
+            && l.contains("470.82.01")
+            && l.contains("525.60.13")),
+        "{joined:#?}"
+    );
 }
 
 mod fuzz {

@@ -25,6 +25,8 @@ pub enum LibKind {
     Cudnn,
     /// libcuda: `cuDriverGetVersion(int*)`.
     Driver,
+    /// libcudnn: `cudnnCreate` then `cudnnDestroy` on the first visible GPU (the smoke tests).
+    CudnnHandle,
 }
 
 impl LibKind {
@@ -33,6 +35,7 @@ impl LibKind {
             LibKind::Cudart => "cudart",
             LibKind::Cudnn => "cudnn",
             LibKind::Driver => "cuda",
+            LibKind::CudnnHandle => "cudnn-handle",
         }
     }
     pub fn parse(s: &str) -> Option<LibKind> {
@@ -40,6 +43,7 @@ impl LibKind {
             "cudart" => Some(LibKind::Cudart),
             "cudnn" => Some(LibKind::Cudnn),
             "cuda" => Some(LibKind::Driver),
+            "cudnn-handle" => Some(LibKind::CudnnHandle),
             _ => None,
         }
     }
@@ -116,10 +120,54 @@ pub fn helper_answer(kind: LibKind, target: &str) -> LibAnswer {
             let v = unsafe { f() };
             ans.value = i64::try_from(v).ok();
         }
+        LibKind::CudnnHandle => cudnn_handle(&lib, &mut ans),
     }
     // Never dlclose NVIDIA libraries (their destructors are not safe to run early).
     std::mem::forget(lib);
     ans
+}
+
+/// Creates and destroys a cuDNN handle: value 1 when both succeed, else the status and
+/// cuDNN's own description of it.
+fn cudnn_handle(lib: &libloading::Library, ans: &mut LibAnswer) {
+    type Create = unsafe extern "C" fn(*mut *mut libc::c_void) -> libc::c_int;
+    type Destroy = unsafe extern "C" fn(*mut libc::c_void) -> libc::c_int;
+    type Describe = unsafe extern "C" fn(libc::c_int) -> *const libc::c_char;
+    // SAFETY: the symbols have these C signatures in every cuDNN from 7 to 9 (cudnn.h).
+    let (create, destroy) = match unsafe {
+        (
+            lib.get::<Create>(b"cudnnCreate\0"),
+            lib.get::<Destroy>(b"cudnnDestroy\0"),
+        )
+    } {
+        (Ok(c), Ok(d)) => (c, d),
+        (Err(e), _) | (_, Err(e)) => {
+            ans.error = Some(error_chain(&e));
+            return;
+        }
+    };
+    ans.path = mapped_file(*create as *const libc::c_void);
+    let mut handle: *mut libc::c_void = std::ptr::null_mut();
+    // SAFETY: an out-parameter; the handle is destroyed below.
+    let mut rc = unsafe { create(&mut handle) };
+    if rc == 0 {
+        // SAFETY: created above.
+        rc = unsafe { destroy(handle) };
+    }
+    if rc == 0 {
+        ans.value = Some(1);
+        return;
+    }
+    ans.status = Some(i64::from(rc));
+    // SAFETY: cudnnGetErrorString returns a static string for any status.
+    if let Ok(describe) = unsafe { lib.get::<Describe>(b"cudnnGetErrorString\0") } {
+        let p = unsafe { describe(rc) };
+        if !p.is_null() {
+            // SAFETY: a NUL-terminated static string from cuDNN.
+            let text = unsafe { std::ffi::CStr::from_ptr(p) }.to_string_lossy();
+            ans.error = Some(sanitize::clean_line(&text, 200));
+        }
+    }
 }
 
 /// libloading 0.9 prints only "dlopen failed"; the loader's own words are in the source chain.
@@ -161,8 +209,20 @@ pub fn query(
     target: &str,
     limit: Duration,
 ) -> Result<LibAnswer, String> {
+    query_with_env(helper, kind, target, limit, &[])
+}
+
+/// [`query`] with extra environment variables for the helper (CUDA_VISIBLE_DEVICES).
+pub fn query_with_env(
+    helper: &Path,
+    kind: LibKind,
+    target: &str,
+    limit: Duration,
+    env: &[(&str, &str)],
+) -> Result<LibAnswer, String> {
     let mut cmd = Command::new(helper);
     cmd.arg("__probe-lib").arg(kind.as_str()).arg(target);
+    cmd.envs(env.iter().copied());
     let out = deadline::run(cmd, limit, 64 * 1024).map_err(|e| {
         format!(
             "could not start the library helper {}: {e}",

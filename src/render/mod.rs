@@ -72,6 +72,8 @@ pub fn areas<'a>(report: &'a Report, gpus: &GpuFilter) -> Vec<AreaView<'a>> {
                 findings,
             }
         })
+        // Smoke tests that were not run here (a snapshot, --no-probe) have nothing to show.
+        .filter(|v| !(v.area == Area::Smoke && v.findings.is_empty() && unprobed_any(&s.smoke)))
         .collect()
 }
 
@@ -440,6 +442,7 @@ fn describe(area: Area, s: &Snapshot, gpus: &GpuFilter) -> (String, Vec<String>,
                 !s.python.is_found() && !unprobed_any(&s.python),
             )
         }
+        Area::Smoke => describe_smoke(s, gpus),
         Area::Environment => {
             let facts: Vec<String> = s
                 .env
@@ -455,6 +458,77 @@ fn describe(area: Area, s: &Snapshot, gpus: &GpuFilter) -> (String, Vec<String>,
             (head, facts, false)
         }
     }
+}
+
+/// The smoke area: what ran on each GPU, its rates, and steps skipped.
+fn describe_smoke(s: &Snapshot, gpus: &GpuFilter) -> (String, Vec<String>, bool) {
+    let run = match s.smoke.get() {
+        Some(r) => r,
+        None => {
+            return (
+                reason(&s.smoke).to_string(),
+                Vec::new(),
+                !unprobed_any(&s.smoke),
+            )
+        }
+    };
+    if let Some(e) = &run.error {
+        return (format!("could not start: {e}"), Vec::new(), false);
+    }
+    let shown: Vec<_> = run
+        .gpus
+        .iter()
+        .filter(|g| {
+            gpus.as_ref()
+                .is_none_or(|sel| g.index.is_none_or(|i| sel.contains(&i)))
+        })
+        .collect();
+    let mut facts = Vec::new();
+    for g in &shown {
+        let label = match (g.index, &g.name) {
+            (Some(i), Some(n)) => format!("GPU {i} ({n})"),
+            (None, Some(n)) => format!("CUDA device {} ({n})", g.ordinal),
+            _ => format!("CUDA device {}", g.ordinal),
+        };
+        let mut rates = Vec::new();
+        if let (Some(h), Some(d)) = (g.h2d_gbps, g.d2h_gbps) {
+            rates.push(format!("H2D {h:.1} GB/s, D2H {d:.1} GB/s"));
+        }
+        if let Some(x) = g.d2d_gbps {
+            rates.push(format!("D2D {x:.0} GB/s"));
+        }
+        if let Some(x) = g.sgemm_gflops {
+            rates.push(format!("SGEMM {x:.0} GFLOP/s"));
+        }
+        let state = match g.failure() {
+            Some(f) => format!("failed at '{}'", f.name),
+            None => "passed".to_string(),
+        };
+        let rates = if rates.is_empty() {
+            String::new()
+        } else {
+            format!("; {}", rates.join(", "))
+        };
+        facts.push(format!("{label}: {state} in {} ms{rates}", g.millis));
+        for st in g
+            .steps
+            .iter()
+            .filter(|st| st.status == crate::snapshot::StepStatus::Skipped)
+        {
+            if !st.detail.starts_with("not run after") {
+                facts.push(format!("{label}: {} skipped: {}", st.name, st.detail));
+            }
+        }
+    }
+    let failed = shown.iter().filter(|g| g.failure().is_some()).count();
+    let head = if shown.is_empty() {
+        "no GPU to test".to_string()
+    } else if failed == 0 {
+        format!("{} GPU(s) passed in {} ms", shown.len(), run.millis)
+    } else {
+        format!("{failed} of {} GPU(s) failed", shown.len())
+    };
+    (head, facts, false)
 }
 
 fn unprobed_any<T>(p: &Probed<T>) -> bool {

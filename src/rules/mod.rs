@@ -30,6 +30,8 @@ mod kernel_log_unreadable;
 mod library_path_conflict;
 mod matrix_stale;
 mod probe_timeout;
+mod smoke_failed;
+mod smoke_pcie;
 mod stub_libcuda;
 mod unloadable_library;
 
@@ -173,6 +175,8 @@ pub fn all() -> Vec<Rule> {
         container_no_gpu::RULE,
         expected_gpus::RULE,
         health_lost::RULE,
+        smoke_failed::RULE,
+        smoke_pcie::RULE,
         health_memory::RULE,
         health_throttle::RULE,
         health_pcie::RULE,

@@ -1,0 +1,129 @@
+//! GPU work: the smoke tests of `check` (and, later, `stress`) run through a narrow backend trait.
+//!
+//! [`Backend`] and [`Device`] are the only way GPU code reaches a GPU. The real one,
+//! [`cuda::CudaBackend`], calls the CUDA driver API through cudarc with our own PTX
+//! ([`SMOKE_PTX`]); tests drive the same runners with a backend that fails where they ask. The
+//! runners check every result on the host and turn what happened into plain snapshot data
+//! ([`crate::snapshot::SmokeRun`]), which rules judge like any other fact.
+
+pub mod cuda;
+pub mod smoke;
+
+use crate::report::Category;
+use crate::snapshot::GpuCallError;
+
+/// The smoke kernels, PTX ISA 7.0 for sm_52 (see the file's header).
+pub const SMOKE_PTX: &str = include_str!("smoke.ptx");
+
+/// A device allocation: an address in the GPU's address space and its size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Buf {
+    pub ptr: u64,
+    pub bytes: usize,
+}
+
+/// A kernel argument.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Arg {
+    Ptr(Buf),
+    U32(u32),
+    U64(u64),
+    F32(f32),
+}
+
+/// What the driver says about one device.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DeviceInfo {
+    pub name: String,
+    pub compute_capability: (u32, u32),
+    pub total_bytes: u64,
+    pub multiprocessors: u32,
+    /// "00000000:2B:00.0", NVML's form, to match the GPU with NVML's index.
+    pub pci_bus_id: Option<String>,
+    /// "GPU-xxxxxxxx-...", for CUDA_VISIBLE_DEVICES in helper processes.
+    pub uuid: Option<String>,
+}
+
+/// A GPU driver: initialise, count devices, open one.
+pub trait Backend: Send + Sync {
+    /// Initialises the driver (`cuInit`) and returns the CUDA version it supports.
+    fn init(&self) -> Result<i32, GpuCallError>;
+    fn device_count(&self) -> Result<u32, GpuCallError>;
+    /// Opens a device (its primary context) for use on the calling thread.
+    fn open(&self, ordinal: u32) -> Result<Box<dyn Device>, GpuCallError>;
+    /// cuBLAS: the library that will be used, or why there is none.
+    fn cublas(&self) -> Result<String, String>;
+}
+
+/// One opened GPU. Every call is synchronous; dropping it frees what it allocated.
+pub trait Device {
+    fn info(&self) -> &DeviceInfo;
+    /// Free and total memory in bytes.
+    fn mem_info(&mut self) -> Result<(u64, u64), GpuCallError>;
+    fn alloc(&mut self, bytes: usize) -> Result<Buf, GpuCallError>;
+    fn free(&mut self, buf: Buf) -> Result<(), GpuCallError>;
+    fn upload(&mut self, dst: Buf, src: &[u8]) -> Result<(), GpuCallError>;
+    fn download(&mut self, src: Buf, dst: &mut [u8]) -> Result<(), GpuCallError>;
+    /// Copies `buf.bytes` between pinned host memory and `buf`, `reps` times after one warm-up;
+    /// returns the best rate in GB/s (10^9 bytes per second).
+    fn pinned_copy_rate(
+        &mut self,
+        buf: Buf,
+        to_device: bool,
+        reps: u32,
+    ) -> Result<f64, GpuCallError>;
+    /// Loads a PTX module (JIT-compiled by the driver); its kernels can then be launched.
+    fn load_module(&mut self, ptx: &str) -> Result<(), GpuCallError>;
+    /// Launches `kernel` of the loaded module on a 1-D grid and waits; returns milliseconds.
+    fn launch(
+        &mut self,
+        kernel: &str,
+        grid: u32,
+        block: u32,
+        args: &[Arg],
+    ) -> Result<f64, GpuCallError>;
+    /// C = A * B for column-major m x k and k x n f32 matrices with cuBLAS, `reps` times after
+    /// one warm-up; returns the best milliseconds of one.
+    fn sgemm(
+        &mut self,
+        dims: (u32, u32, u32),
+        a: Buf,
+        b: Buf,
+        c: Buf,
+        reps: u32,
+    ) -> Result<f64, GpuCallError>;
+}
+
+/// The category of a failed GPU call, from its CUDA driver API error code
+/// (https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__TYPES.html, CUresult).
+pub fn category_of(err: &GpuCallError) -> Category {
+    // cuDNN and cuBLAS statuses are their own numbers, not CUresults. A GPU that runs our own
+    // kernels but where cuDNN cannot create a handle has a cuDNN that does not fit its CUDA or
+    // driver (CUDNN_STATUS_NOT_INITIALIZED, ARCH_MISMATCH, ...).
+    if err.call.starts_with("cudnn") {
+        return Category::CudnnMismatch;
+    }
+    if err.call.starts_with("cublas") {
+        return Category::SmokeFailure;
+    }
+    match err.code {
+        // CUDA_ERROR_UNSUPPORTED_PTX_VERSION: the PTX is newer than the driver's JIT.
+        Some(222) => Category::DriverTooOld,
+        // CUDA_ERROR_NO_BINARY_FOR_GPU ("no kernel image is available").
+        Some(209) => Category::ArchUnsupported,
+        // CUDA_ERROR_SYSTEM_NOT_READY: on NVSwitch systems, Fabric Manager has not set up
+        // the fabric (faults.md section 7).
+        Some(802) => Category::FabricManager,
+        // CUDA_ERROR_SYSTEM_DRIVER_MISMATCH: the kernel module and libcuda differ.
+        Some(803) => Category::DriverLibraryMismatch,
+        // CUDA_ERROR_OUT_OF_MEMORY.
+        Some(2) => Category::GpuMemoryExhausted,
+        // CUDA_ERROR_ECC_UNCORRECTABLE.
+        Some(214) => Category::EccMemory,
+        // CUDA_ERROR_NO_DEVICE, CUDA_ERROR_INSUFFICIENT_DRIVER, CUDA_ERROR_STUB_LIBRARY.
+        Some(100) => Category::ContainerNoGpu,
+        Some(35) => Category::DriverTooOld,
+        Some(34) => Category::DriverMissing,
+        _ => Category::SmokeFailure,
+    }
+}

@@ -1,0 +1,151 @@
+//! `smoke.failed`: a GPU smoke test failed, timed out or gave a wrong result, or the driver
+//! could not be initialised for them. The category comes from the CUDA error
+//! ([`crate::gpu::category_of`]); a wrong result is `smoke_failure`.
+
+use serde_json::json;
+
+use super::{Context, Rule, RuleDoc};
+use crate::gpu::category_of;
+use crate::report::{Area, Category, Finding, Severity};
+use crate::snapshot::{GpuCallError, SmokeGpu, StepStatus};
+
+pub const RULE: Rule = Rule {
+    doc: RuleDoc {
+        id: "smoke.failed",
+        category: Category::SmokeFailure,
+        area: Area::Smoke,
+        summary: "A GPU smoke test (context, copies, our own kernel, SGEMM, cuDNN) failed",
+        what: "Runs small tests on each GPU through the driver API: a context, a 64 MiB round trip with every byte compared, pinned copies, gpudoctor's own PTX JIT-compiled for the GPU with integer and floating-point results compared exactly, a device-to-device copy, an SGEMM against a host reference when cuBLAS is there, and a cuDNN handle when cuDNN is there. Reports the first step that fails, with the CUDA error's name and text.",
+        why: "These are the first things every CUDA program does. When they fail here, training fails too, and the error code says why: a PTX version the driver cannot compile (driver too old), no kernel image (unsupported GPU), Fabric Manager not ready (802), out of memory, an uncorrectable ECC error, or a wrong result from a faulty GPU.",
+        fix: "Follow the fix for the error's category; for a wrong result or a hang, drain the node, reset the GPU, and run gpudoctor stress before returning it to service.",
+    },
+    check,
+};
+
+/// The fix for a failure of this category: text and commands a person can paste.
+fn fix_for(c: Category, index: Option<u32>) -> (&'static str, Vec<String>) {
+    let i = index.map(|i| i.to_string()).unwrap_or_else(|| "N".into());
+    match c {
+        Category::DriverTooOld => (
+            "Install a newer NVIDIA driver (gpudoctor recommend names one that fits your frameworks):",
+            vec!["gpudoctor recommend".into(), "sudo ubuntu-drivers install".into()],
+        ),
+        Category::ArchUnsupported => (
+            "This driver cannot compile kernels for this GPU: install a driver branch that supports its architecture:",
+            vec!["gpudoctor recommend".into()],
+        ),
+        Category::FabricManager => (
+            "Start NVIDIA Fabric Manager (its version must equal the driver's) and check it again:",
+            vec![
+                "sudo systemctl enable --now nvidia-fabricmanager".into(),
+                "systemctl status nvidia-fabricmanager".into(),
+            ],
+        ),
+        Category::DriverLibraryMismatch => (
+            "The loaded kernel module and the driver libraries differ (an upgrade without a reboot): reboot, or reload the module when no process uses the GPU:",
+            vec!["sudo reboot".into()],
+        ),
+        Category::GpuMemoryExhausted => (
+            "Other processes hold this GPU's memory; see which, and stop them:",
+            vec!["nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv".into()],
+        ),
+        Category::EccMemory => (
+            "An uncorrectable memory error: drain the node, reset the GPU (or reboot), and check the row-remapping state; replace the GPU if it recurs:",
+            vec![format!("sudo nvidia-smi -r -i {i}"), "nvidia-smi -q -d ROW_REMAPPER,ECC".into()],
+        ),
+        Category::DriverMissing => (
+            "libcuda.so is a stub (from a CUDA toolkit's stubs/ directory) ahead of the driver's libcuda.so.1: remove that directory from LD_LIBRARY_PATH.",
+            vec!["echo $LD_LIBRARY_PATH".into()],
+        ),
+        _ => (
+            "Look for Xid errors in the kernel log, reset the GPU, and run a stress test before trusting it again:",
+            vec![
+                "sudo dmesg | grep -E 'NVRM|Xid' | tail -20".into(),
+                format!("sudo nvidia-smi -r -i {i}"),
+                format!("gpudoctor stress --minutes 5 --gpu {i}"),
+            ],
+        ),
+    }
+}
+
+fn finding(
+    doc: &RuleDoc,
+    title: String,
+    err: &GpuCallError,
+    timed_out: bool,
+    index: Option<u32>,
+) -> Finding {
+    let category = if timed_out {
+        Category::SmokeFailure
+    } else {
+        category_of(err)
+    };
+    let (text, commands) = fix_for(category, index);
+    let mut f = doc
+        .finding(Severity::Error, title, err.to_string())
+        .fix_owned(text, commands)
+        .evidence(json!({"error": err}));
+    f.category = category;
+    if let Some(i) = index {
+        f = f.on_gpu(i);
+    }
+    f
+}
+
+fn label(g: &SmokeGpu) -> String {
+    match (g.index, &g.name) {
+        (Some(i), Some(n)) => format!("GPU {i} ({n})"),
+        (None, Some(n)) => format!("CUDA device {} ({n})", g.ordinal),
+        _ => format!("CUDA device {}", g.ordinal),
+    }
+}
+
+fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
+    let Some(run) = ctx.snap.smoke.get() else {
+        return Vec::new();
+    };
+    if let Some(e) = &run.error {
+        return vec![finding(
+            doc,
+            format!(
+                "The CUDA driver could not be initialised for the smoke tests ({})",
+                if e.name.is_empty() {
+                    e.call.as_str()
+                } else {
+                    e.name.as_str()
+                }
+            ),
+            e,
+            false,
+            None,
+        )];
+    }
+    run.gpus
+        .iter()
+        .filter_map(|g| {
+            let step = g.failure()?;
+            let err = step.error.clone().unwrap_or_else(|| GpuCallError {
+                call: step.name.clone(),
+                message: "failed".into(),
+                ..Default::default()
+            });
+            let timed_out = step.status == StepStatus::TimedOut;
+            let what = if timed_out {
+                "hung".to_string()
+            } else if err.name == "WRONG_RESULT" {
+                "gave a wrong result".to_string()
+            } else if err.name.is_empty() {
+                "failed".to_string()
+            } else {
+                format!("failed: {}", err.name)
+            };
+            Some(finding(
+                doc,
+                format!("{}: smoke test '{}' {what}", label(g), step.name),
+                &err,
+                timed_out,
+                g.index,
+            ))
+        })
+        .collect()
+}

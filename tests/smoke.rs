@@ -1,0 +1,784 @@
+//! The smoke runner through the backend trait, with a backend that keeps memory on the host,
+//! runs the two kernels as the PTX defines them, and fails, hangs, panics or corrupts data at
+//! the step a test names. Every failure is asserted down to the finding's category and text.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
+
+mod common;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use gpudoctor::gpu::smoke::{self, expected_arith, SmokeOptions};
+use gpudoctor::gpu::{Arg, Backend, Buf, Device, DeviceInfo};
+use gpudoctor::matrix::Matrix;
+use gpudoctor::report::{Category, Finding, Severity};
+use gpudoctor::rules::{self, Context, RuleOptions, Selection};
+use gpudoctor::snapshot::{Gpu, GpuCallError, PcieLink, Probed, SmokeRun, Snapshot, StepStatus};
+
+/// What the fake does wrong, and where.
+#[derive(Clone, Default)]
+struct Faults {
+    /// Fail this backend call ("cuInit", "open", "alloc", "upload", "download", "copy",
+    /// "load_module", "launch:KERNEL", "sgemm") with this CUDA error code.
+    fail: Option<(&'static str, i64, &'static str)>,
+    /// Sleep this long in that call instead.
+    hang: Option<(&'static str, Duration)>,
+    /// Panic in that call.
+    panic: Option<&'static str>,
+    /// Flip one bit of what this call produces ("download", "launch:smoke_arith",
+    /// "launch:copy_v4", "sgemm").
+    corrupt: Option<&'static str>,
+    /// Pinned copy rate to report, GB/s.
+    pcie_gbps: f64,
+    /// No cuBLAS.
+    no_blas: bool,
+    /// Devices, as PCI bus ids.
+    devices: Vec<&'static str>,
+}
+
+struct Fake(Faults);
+
+fn error(call: &str, code: i64, name: &str) -> GpuCallError {
+    GpuCallError {
+        call: call.into(),
+        code: Some(code),
+        name: name.into(),
+        message: format!("{name} (from the fake backend)"),
+    }
+}
+
+impl Faults {
+    fn at(&self, call: &str) -> Result<(), GpuCallError> {
+        if let Some((c, d)) = self.hang {
+            if c == call {
+                std::thread::sleep(d);
+            }
+        }
+        if self.panic == Some(call) {
+            panic!("Missing symbol {call}");
+        }
+        match self.fail {
+            Some((c, code, name)) if c == call => Err(error(call, code, name)),
+            _ => Ok(()),
+        }
+    }
+}
+
+impl Backend for Fake {
+    fn init(&self) -> Result<i32, GpuCallError> {
+        self.0.at("cuInit")?;
+        Ok(12080)
+    }
+    fn device_count(&self) -> Result<u32, GpuCallError> {
+        Ok(self.0.devices.len() as u32)
+    }
+    fn open(&self, ordinal: u32) -> Result<Box<dyn Device>, GpuCallError> {
+        self.0.at("open")?;
+        Ok(Box::new(FakeDevice {
+            f: self.0.clone(),
+            info: DeviceInfo {
+                name: "NVIDIA H100 80GB HBM3".into(),
+                compute_capability: (9, 0),
+                total_bytes: 80 << 30,
+                multiprocessors: 132,
+                pci_bus_id: self.0.devices.get(ordinal as usize).map(|s| s.to_string()),
+                uuid: Some(format!("GPU-fake-{ordinal}")),
+            },
+            mem: HashMap::new(),
+            next: 0x7f00_0000_0000,
+            module: false,
+        }))
+    }
+    fn cublas(&self) -> Result<String, String> {
+        if self.0.no_blas {
+            Err("no libcublas".into())
+        } else {
+            Ok("libcublas".into())
+        }
+    }
+}
+
+struct FakeDevice {
+    f: Faults,
+    info: DeviceInfo,
+    mem: HashMap<u64, Vec<u8>>,
+    next: u64,
+    module: bool,
+}
+
+impl FakeDevice {
+    fn flip(&self, call: &str, data: &mut [u8]) {
+        if self.f.corrupt == Some(call) && !data.is_empty() {
+            let i = data.len() / 3;
+            data[i] ^= 0x10;
+        }
+    }
+    fn words(&self, b: Buf) -> Vec<u32> {
+        self.mem[&b.ptr]
+            .chunks_exact(4)
+            .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
+            .collect()
+    }
+}
+
+fn ptr(a: &Arg) -> Buf {
+    match a {
+        Arg::Ptr(b) => *b,
+        _ => panic!("not a pointer"),
+    }
+}
+
+impl Device for FakeDevice {
+    fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+    fn mem_info(&mut self) -> Result<(u64, u64), GpuCallError> {
+        Ok((79 << 30, 80 << 30))
+    }
+    fn alloc(&mut self, bytes: usize) -> Result<Buf, GpuCallError> {
+        self.f.at("alloc")?;
+        let p = self.next;
+        self.next += bytes as u64 + 4096;
+        self.mem.insert(p, vec![0; bytes]);
+        Ok(Buf { ptr: p, bytes })
+    }
+    fn free(&mut self, buf: Buf) -> Result<(), GpuCallError> {
+        self.mem.remove(&buf.ptr);
+        Ok(())
+    }
+    fn upload(&mut self, dst: Buf, src: &[u8]) -> Result<(), GpuCallError> {
+        self.f.at("upload")?;
+        self.mem.get_mut(&dst.ptr).unwrap()[..src.len()].copy_from_slice(src);
+        Ok(())
+    }
+    fn download(&mut self, src: Buf, dst: &mut [u8]) -> Result<(), GpuCallError> {
+        self.f.at("download")?;
+        dst.copy_from_slice(&self.mem[&src.ptr][..dst.len()]);
+        self.flip("download", dst);
+        Ok(())
+    }
+    fn pinned_copy_rate(&mut self, _b: Buf, _to: bool, _r: u32) -> Result<f64, GpuCallError> {
+        self.f.at("copy")?;
+        Ok(self.f.pcie_gbps)
+    }
+    fn load_module(&mut self, ptx: &str) -> Result<(), GpuCallError> {
+        self.f.at("load_module")?;
+        assert!(ptx.contains(".entry smoke_arith") && ptx.contains(".entry copy_v4"));
+        self.module = true;
+        Ok(())
+    }
+    fn launch(
+        &mut self,
+        kernel: &str,
+        _g: u32,
+        _b: u32,
+        args: &[Arg],
+    ) -> Result<f64, GpuCallError> {
+        assert!(self.module, "launch before load_module");
+        let call = format!("launch:{kernel}");
+        self.f.at(Box::leak(call.clone().into_boxed_str()))?;
+        match kernel {
+            "smoke_arith" => {
+                let Arg::U32(n) = args[2] else { panic!() };
+                let (mut u, mut f) = (Vec::new(), Vec::new());
+                for i in 0..n {
+                    let (a, b) = expected_arith(i);
+                    u.extend_from_slice(&a.to_le_bytes());
+                    f.extend_from_slice(&b.to_le_bytes());
+                }
+                self.flip(&call, &mut f);
+                self.mem.insert(ptr(&args[0]).ptr, u);
+                self.mem.insert(ptr(&args[1]).ptr, f);
+            }
+            "copy_v4" => {
+                let mut data = self.mem[&ptr(&args[1]).ptr].clone();
+                self.flip(&call, &mut data);
+                self.mem.insert(ptr(&args[0]).ptr, data);
+            }
+            k => panic!("unknown kernel {k}"),
+        }
+        Ok(0.05)
+    }
+    fn sgemm(
+        &mut self,
+        (m, n, k): (u32, u32, u32),
+        a: Buf,
+        b: Buf,
+        c: Buf,
+        _r: u32,
+    ) -> Result<f64, GpuCallError> {
+        self.f.at("sgemm")?;
+        let (m, n, k) = (m as usize, n as usize, k as usize);
+        let (a, b) = (self.words(a), self.words(b));
+        let f = |w: u32| f32::from_bits(w);
+        let mut out = Vec::with_capacity(m * n * 4);
+        for col in 0..n {
+            for row in 0..m {
+                let s: f32 = (0..k).map(|i| f(a[i * m + row]) * f(b[col * k + i])).sum();
+                out.push(s);
+            }
+        }
+        let mut bytes: Vec<u8> = out.iter().flat_map(|x| x.to_le_bytes()).collect();
+        if self.f.corrupt == Some("sgemm") {
+            bytes[4 * 1000 + 3] ^= 0x40; // the sign/exponent of C[488,1]
+        }
+        self.mem.insert(c.ptr, bytes);
+        Ok(0.1)
+    }
+}
+
+fn faults() -> Faults {
+    Faults {
+        pcie_gbps: 52.0,
+        devices: vec!["00000000:1B:00.0"],
+        ..Default::default()
+    }
+}
+
+fn opts() -> SmokeOptions {
+    SmokeOptions {
+        // Generous: the host references run in a debug build beside other tests on 2 cores;
+        // only the hang test is about the deadline, and it sets its own.
+        timeout: Duration::from_secs(600),
+        nvml_gpus: vec![
+            (0, Some("00000000:1B:00.0".into())),
+            (1, Some("00000000:2B:00.0".into())),
+        ],
+        selected: None,
+        cudnn: None,
+    }
+}
+
+fn run(f: Faults) -> Probed<SmokeRun> {
+    smoke::run(Arc::new(Fake(f)), &opts())
+}
+
+/// A snapshot of one H100 on gen5 x16 with these smoke results, through every rule.
+fn findings(smoke: Probed<SmokeRun>) -> Vec<Finding> {
+    let mut snap = Snapshot::empty();
+    snap.gpus = Probed::found(vec![Gpu {
+        index: 0,
+        name: Probed::found("NVIDIA H100 80GB HBM3".into()),
+        pci_bus_id: Probed::found("00000000:1B:00.0".into()),
+        pcie: Probed::found(PcieLink {
+            gen: Some(1),
+            width: Some(16),
+            max_gen: Some(5),
+            max_width: Some(16),
+        }),
+        ..Default::default()
+    }]);
+    snap.smoke = smoke;
+    let m = Matrix::embedded().unwrap();
+    let ctx = Context {
+        snap: &snap,
+        matrix: &m,
+        opts: &RuleOptions::default(),
+    };
+    rules::evaluate(
+        &ctx,
+        &Selection {
+            only: vec!["smoke".into()],
+            skip: vec![],
+        },
+    )
+}
+
+fn statuses(r: &Probed<SmokeRun>) -> Vec<(String, StepStatus)> {
+    r.get().unwrap().gpus[0]
+        .steps
+        .iter()
+        .map(|s| (s.name.clone(), s.status))
+        .collect()
+}
+
+#[test]
+fn a_healthy_gpu_passes_every_step() {
+    let r = run(faults());
+    let run = r.get().unwrap();
+    assert_eq!(run.driver_cuda_version, Some(12080));
+    let g = &run.gpus[0];
+    let names: Vec<&str> = g.steps.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, smoke::STEPS);
+    for s in &g.steps[..7] {
+        assert_eq!(s.status, StepStatus::Passed, "{s:?}");
+    }
+    assert_eq!(g.steps[7].status, StepStatus::Skipped, "no cuDNN given");
+    assert_eq!(g.index, Some(0), "matched to NVML by PCI bus id");
+    assert_eq!((g.h2d_gbps, g.d2h_gbps), (Some(52.0), Some(52.0)));
+    // 2 x 64 MiB in 0.05 ms.
+    assert_eq!(g.d2d_gbps, Some(2684.35));
+    assert!(g.steps[4]
+        .detail
+        .contains("1048576 integer and 1048576 floating-point results match"));
+    assert!(findings(r).is_empty());
+}
+
+/// Each step failing in turn with the CUDA error the issue names: category and message.
+#[test]
+fn each_phase_fails_with_its_category() {
+    let cases: [(&str, i64, &str, &str, Category); 8] = [
+        (
+            "open",
+            802,
+            "CUDA_ERROR_SYSTEM_NOT_READY",
+            "context",
+            Category::FabricManager,
+        ),
+        (
+            "alloc",
+            2,
+            "CUDA_ERROR_OUT_OF_MEMORY",
+            "memory",
+            Category::GpuMemoryExhausted,
+        ),
+        (
+            "download",
+            214,
+            "CUDA_ERROR_ECC_UNCORRECTABLE",
+            "memory",
+            Category::EccMemory,
+        ),
+        (
+            "copy",
+            999,
+            "CUDA_ERROR_UNKNOWN",
+            "pcie",
+            Category::SmokeFailure,
+        ),
+        (
+            "load_module",
+            222,
+            "CUDA_ERROR_UNSUPPORTED_PTX_VERSION",
+            "module",
+            Category::DriverTooOld,
+        ),
+        (
+            "launch:smoke_arith",
+            209,
+            "CUDA_ERROR_NO_BINARY_FOR_GPU",
+            "kernel",
+            Category::ArchUnsupported,
+        ),
+        (
+            "launch:copy_v4",
+            719,
+            "CUDA_ERROR_LAUNCH_FAILED",
+            "d2d",
+            Category::SmokeFailure,
+        ),
+        (
+            "sgemm",
+            803,
+            "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH",
+            "sgemm",
+            Category::DriverLibraryMismatch,
+        ),
+    ];
+    for (call, code, name, step, category) in cases {
+        let r = run(Faults {
+            fail: Some((call, code, name)),
+            ..faults()
+        });
+        let st = statuses(&r);
+        let at = smoke::STEPS.iter().position(|s| *s == step).unwrap();
+        assert_eq!(
+            st[at],
+            (step.to_string(), StepStatus::Failed),
+            "{call}: {st:?}"
+        );
+        assert!(
+            st[at + 1..].iter().all(|(_, s)| *s == StepStatus::Skipped),
+            "{call}: {st:?}"
+        );
+        assert!(
+            st[..at].iter().all(|(_, s)| *s == StepStatus::Passed),
+            "{call}: {st:?}"
+        );
+        let f = findings(r);
+        assert_eq!(f.len(), 1, "{call}: {f:#?}");
+        assert_eq!(f[0].category, category, "{call}");
+        assert_eq!(f[0].severity, Severity::Error);
+        assert_eq!(f[0].rule, "smoke.failed");
+        let gpu = if step == "context" {
+            "CUDA device 0"
+        } else {
+            "GPU 0 (NVIDIA H100 80GB HBM3)"
+        };
+        assert_eq!(
+            f[0].title,
+            format!("{gpu}: smoke test '{step}' failed: {name}")
+        );
+        assert!(
+            f[0].detail.contains(&format!("({code})")),
+            "{}",
+            f[0].detail
+        );
+        assert!(!f[0].fix.commands.is_empty(), "{call}: a fix to paste");
+    }
+}
+
+#[test]
+fn wrong_results_are_caught_with_where_and_what() {
+    let r = run(Faults {
+        corrupt: Some("download"),
+        ..faults()
+    });
+    let f = findings(r);
+    assert_eq!(f[0].category, Category::SmokeFailure);
+    assert!(
+        f[0].title
+            .ends_with("smoke test 'memory' gave a wrong result"),
+        "{}",
+        f[0].title
+    );
+    assert!(
+        f[0].detail.contains("1 of 67108864 bytes differ"),
+        "{}",
+        f[0].detail
+    );
+    assert!(f[0].detail.contains("offset 0x1555555"), "{}", f[0].detail);
+
+    let r = run(Faults {
+        corrupt: Some("launch:smoke_arith"),
+        ..faults()
+    });
+    let f = findings(r);
+    assert!(
+        f[0].title
+            .ends_with("smoke test 'kernel' gave a wrong result"),
+        "{}",
+        f[0].title
+    );
+    // Byte 4/3 of the float buffer is in element 349525.
+    assert!(
+        f[0].detail
+            .contains("1 of 1048576 elements are wrong; first: element 349525"),
+        "{}",
+        f[0].detail
+    );
+
+    let r = run(Faults {
+        corrupt: Some("launch:copy_v4"),
+        ..faults()
+    });
+    assert!(findings(r)[0]
+        .title
+        .ends_with("smoke test 'd2d' gave a wrong result"));
+
+    let r = run(Faults {
+        corrupt: Some("sgemm"),
+        ..faults()
+    });
+    let f = findings(r);
+    assert!(
+        f[0].title
+            .ends_with("smoke test 'sgemm' gave a wrong result"),
+        "{}",
+        f[0].title
+    );
+    assert!(
+        f[0].detail
+            .contains("1 of 262144 elements differ from the host reference; first C[488,1]"),
+        "{}",
+        f[0].detail
+    );
+}
+
+#[test]
+fn a_hung_gpu_is_reported_at_its_step_within_the_deadline() {
+    let mut o = opts();
+    o.timeout = Duration::from_millis(1500);
+    let f = Faults {
+        hang: Some(("launch:smoke_arith", Duration::from_secs(30))),
+        ..faults()
+    };
+    let t = Instant::now();
+    let r = smoke::run(Arc::new(Fake(f)), &o);
+    let took = t.elapsed();
+    assert!(took < Duration::from_secs(3), "took {took:?}");
+    let st = statuses(&r);
+    assert_eq!(
+        st[4],
+        ("kernel".to_string(), StepStatus::TimedOut),
+        "{st:?}"
+    );
+    assert_eq!(st[5].1, StepStatus::Skipped);
+    let f = findings(r);
+    assert_eq!(f[0].category, Category::SmokeFailure);
+    assert!(
+        f[0].title.ends_with("smoke test 'kernel' hung"),
+        "{}",
+        f[0].title
+    );
+    assert!(f[0].detail.contains("may be hung"), "{}", f[0].detail);
+}
+
+#[test]
+fn a_panicking_library_becomes_a_failure() {
+    let r = run(Faults {
+        panic: Some("load_module"),
+        ..faults()
+    });
+    let st = statuses(&r);
+    assert_eq!(st[3], ("module".to_string(), StepStatus::Failed), "{st:?}");
+    let f = findings(r);
+    assert!(
+        f[0].detail.contains("Missing symbol load_module"),
+        "{}",
+        f[0].detail
+    );
+}
+
+#[test]
+fn init_failures() {
+    // cuInit fails: no GPU step runs; the finding carries the driver's error.
+    let r = run(Faults {
+        fail: Some(("cuInit", 100, "CUDA_ERROR_NO_DEVICE")),
+        ..faults()
+    });
+    let run_ = r.get().unwrap();
+    assert!(run_.gpus.is_empty());
+    let f = findings(r);
+    assert_eq!(f.len(), 1);
+    assert_eq!(f[0].category, Category::ContainerNoGpu);
+    assert_eq!(
+        f[0].title,
+        "The CUDA driver could not be initialised for the smoke tests (CUDA_ERROR_NO_DEVICE)"
+    );
+    let r = run(Faults {
+        fail: Some(("cuInit", 34, "CUDA_ERROR_STUB_LIBRARY")),
+        ..faults()
+    });
+    assert_eq!(findings(r)[0].category, Category::DriverMissing);
+}
+
+#[test]
+fn no_cublas_skips_the_gemm_with_why() {
+    let r = run(Faults {
+        no_blas: true,
+        ..faults()
+    });
+    let g = &r.get().unwrap().gpus[0];
+    assert_eq!(g.steps[6].status, StepStatus::Skipped);
+    assert_eq!(g.steps[6].detail, "cuBLAS is not available");
+    assert!(!r.get().unwrap().cublas.is_found());
+    assert!(
+        findings(r).is_empty(),
+        "absence is information, not failure"
+    );
+}
+
+#[test]
+fn the_gpu_selection_and_nvml_indexes() {
+    let f = Faults {
+        devices: vec!["00000000:2B:00.0", "00000000:1B:00.0"],
+        ..faults()
+    };
+    let mut o = opts();
+    let r = smoke::run(Arc::new(Fake(f.clone())), &o);
+    let idx: Vec<(u32, Option<u32>)> = r
+        .get()
+        .unwrap()
+        .gpus
+        .iter()
+        .map(|g| (g.ordinal, g.index))
+        .collect();
+    assert_eq!(
+        idx,
+        [(0, Some(1)), (1, Some(0))],
+        "CUDA order is not NVML order"
+    );
+    o.selected = Some(vec![0]);
+    let r = smoke::run(Arc::new(Fake(f)), &o);
+    let idx: Vec<(u32, Option<u32>)> = r
+        .get()
+        .unwrap()
+        .gpus
+        .iter()
+        .map(|g| (g.ordinal, g.index))
+        .collect();
+    assert_eq!(idx, [(1, Some(0))]);
+}
+
+#[test]
+fn slow_pcie_against_the_link() {
+    // gen5 x16 carries 63.0 GB/s; half of it is the line.
+    let f = findings(run(Faults {
+        pcie_gbps: 31.4,
+        ..faults()
+    }));
+    assert_eq!(f.len(), 1, "{f:#?}");
+    assert_eq!(f[0].rule, "smoke.pcie-bandwidth");
+    assert_eq!(f[0].category, Category::PcieDegraded);
+    assert_eq!(f[0].severity, Severity::Warning);
+    assert_eq!(f[0].title, "GPU 0 (NVIDIA H100 80GB HBM3): host-device copies at 31.4 GB/s on a gen5 x16 link (63.0 GB/s)");
+    let f = findings(run(Faults {
+        pcie_gbps: 31.6,
+        ..faults()
+    }));
+    assert!(f.is_empty(), "{f:#?}");
+}
+
+#[test]
+fn cudnn_in_the_helper_process_with_real_libraries() {
+    // Real cuDNN 9.1 from PyPI: here, with no driver, cudnnCreate fails with cuDNN's own status
+    // and text; the copy without libcudnn_graph aborts its process, which ends only the helper.
+    let Some(venv) = common::test_venv() else {
+        panic!("run scripts/test-setup.sh first");
+    };
+    let helper = std::path::PathBuf::from(env!("CARGO_BIN_EXE_gpudoctor"));
+    for (lib, want) in [
+        (
+            "cudnn9/lib/libcudnn.so.9",
+            "cudnnCreate failed: CUDNN_STATUS_NOT_INITIALIZED (1001)",
+        ),
+        ("cudnn9-broken/lib/libcudnn.so.9", "signal 6"),
+    ] {
+        let mut o = opts();
+        o.cudnn = Some((helper.clone(), venv.join(lib)));
+        let r = smoke::run(Arc::new(Fake(faults())), &o);
+        let s = &r.get().unwrap().gpus[0].steps[7];
+        assert_eq!(s.status, StepStatus::Failed, "{s:?}");
+        let e = s.error.as_ref().unwrap();
+        eprintln!("{lib}: {e}");
+        assert!(e.to_string().contains(want), "{lib}: {e}");
+        let f = findings(r);
+        assert_eq!(f[0].category, Category::CudnnMismatch);
+        assert!(
+            f[0].title.contains("smoke test 'cudnn' failed"),
+            "{}",
+            f[0].title
+        );
+    }
+}
+
+/// The synthetic two-H100 snapshot with smoke results from the fake backend: GPU 1's kernel
+/// gives a wrong result.
+fn snapshot_with_smoke() -> (tempfile::TempDir, std::path::PathBuf) {
+    let f = Faults {
+        devices: vec!["00000000:18:00.0", "00000000:2A:00.0"],
+        corrupt: None,
+        ..faults()
+    };
+    let mut o = opts();
+    o.nvml_gpus = vec![
+        (0, Some("00000000:18:00.0".into())),
+        (1, Some("00000000:2A:00.0".into())),
+    ];
+    let mut r = smoke::run(Arc::new(Fake(f)), &o);
+    // GPU 1's kernel step: a wrong result, as the runner records it.
+    let g = &mut r.get_mut().unwrap().gpus[1];
+    g.steps[4].status = StepStatus::Failed;
+    g.steps[4].error = Some(GpuCallError {
+        call: "smoke_arith results".into(),
+        code: None,
+        name: "WRONG_RESULT".into(),
+        message: "3 of 1048576 elements are wrong; first: element 77".into(),
+    });
+    let mut s: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(common::fixtures().join("snapshots/synthetic-2xh100.json"))
+            .unwrap(),
+    )
+    .unwrap();
+    s["smoke"] = serde_json::to_value(&r).unwrap();
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("s.json");
+    std::fs::write(&p, s.to_string()).unwrap();
+    (d, p)
+}
+
+#[test]
+fn check_shows_smoke_results_of_a_snapshot() {
+    let (_d, p) = snapshot_with_smoke();
+    let r = common::Run::new()
+        .args(["check", "--color", "never", "--only", "smoke", "--snapshot"])
+        .arg_path(&p)
+        .run();
+    assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout
+            .contains("[✗] GPU smoke tests: 1 of 2 GPU(s) failed"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout
+            .contains("• GPU 1 (NVIDIA H100 80GB HBM3): failed at 'kernel' in"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout
+            .contains("✗ GPU 1 (NVIDIA H100 80GB HBM3): smoke test 'kernel' gave a wrong result"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout
+            .contains("smoke_arith results: 3 of 1048576 elements are wrong; first: element 77"),
+        "{}",
+        r.stdout
+    );
+    let v = common::Run::new()
+        .args(["check", "--json", "--only", "smoke", "--snapshot"])
+        .arg_path(&p)
+        .run()
+        .json();
+    let f = common::finding(&v, "smoke.failed");
+    assert_eq!(
+        (f["category"].as_str(), f["gpu"].as_u64()),
+        (Some("smoke_failure"), Some(1))
+    );
+    // --gpu 0 leaves the healthy GPU only.
+    let r = common::Run::new()
+        .args([
+            "check",
+            "--color",
+            "never",
+            "--only",
+            "smoke",
+            "--gpu",
+            "0",
+            "--snapshot",
+        ])
+        .arg_path(&p)
+        .run();
+    assert_eq!(r.code, 0, "{}", r.stdout);
+    assert!(
+        r.stdout.contains("[✓] GPU smoke tests: 1 GPU(s) passed in"),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn without_a_driver_the_report_says_smoke_did_not_run() {
+    if common::has_driver() {
+        eprintln!("skipping: this machine has an NVIDIA driver");
+        return;
+    }
+    let t = Instant::now();
+    let r = common::Run::new().args(["check", "--color", "never"]).run();
+    assert_eq!(r.code, 1);
+    assert!(t.elapsed() < Duration::from_secs(5));
+    let line = r
+        .stdout
+        .lines()
+        .find(|l| l.contains("GPU smoke tests"))
+        .unwrap_or_default();
+    assert!(
+        line.starts_with("[?] GPU smoke tests: not run: libcuda.so.1 could not be loaded"),
+        "{}",
+        r.stdout
+    );
+    let v = common::Run::new().args(["check", "--json"]).run().json();
+    assert_eq!(v["snapshot"]["smoke"]["status"], "absent");
+    assert_eq!(v["snapshot"]["smoke"]["code"], "no_driver");
+    let r = common::Run::new()
+        .args(["check", "--no-smoke", "--color", "never"])
+        .run();
+    assert!(!r.stdout.contains("GPU smoke tests"), "{}", r.stdout);
+}
