@@ -8,7 +8,7 @@ use std::time::Duration;
 use crate::assume;
 use crate::cli::{
     CheckArgs, Cli, ColorChoice, Command, ExplainArgs, FailOn, Format, FrameworkChoice,
-    MatrixCommand, ProbeArgs, RecommendArgs, RulesArgs, SnapshotArgs,
+    MatrixCommand, ProbeArgs, RecommendArgs, RulesArgs, SnapshotArgs, StressArgs, StressFormat,
 };
 use crate::matrix::Matrix;
 use crate::probe::{self, libquery, ProbeOptions};
@@ -49,6 +49,7 @@ pub fn run(cli: Cli) -> Output {
         Command::Snapshot(a) => snapshot(a),
         Command::Rules(a) => list_rules(a),
         Command::Explain(a) => explain(a),
+        Command::Stress(a) => stress(a),
         Command::Recommend(a) => recommend(a),
         Command::Matrix(c) => matrix_command(c),
         Command::ProbeLib { kind, target } => probe_lib(&kind, &target),
@@ -280,6 +281,7 @@ fn check(a: CheckArgs) -> Output {
                 color: use_color(a.color),
                 all_facts: a.verbose,
                 gpus: filter,
+                areas: None,
             },
         ),
         Format::Json => match render::json::render(&report) {
@@ -326,6 +328,176 @@ fn run_smoke(
         cudnn,
     };
     smoke::run(std::sync::Arc::new(crate::gpu::cuda::CudaBackend), &opts)
+}
+
+/// `gpudoctor stress`: probe (for the GPU list and the driver), stress every selected GPU with
+/// a live view, then the report and exit status of `check` (130 / 143 when interrupted).
+fn stress(a: StressArgs) -> Output {
+    use crate::gpu::stress::{self as st, StressOptions};
+    use crate::render::stress_live::{Bars, JsonLines, PlainLines, Sink};
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    // Arguments first, before touching the machine.
+    let seconds = match (a.minutes, a.seconds) {
+        (Some(m), _) => m * 60.0,
+        (None, Some(s)) => s,
+        (None, None) => 300.0,
+    };
+    if !(seconds.is_finite() && seconds > 0.0 && seconds <= 7.0 * 24.0 * 3600.0) {
+        return Output::tool_error(format!(
+            "the duration must be more than 0 and at most 7 days (got {seconds} s): use --minutes N or --seconds N"
+        ));
+    }
+    if !(a.memory_fraction.is_finite() && (0.1..=1.0).contains(&a.memory_fraction)) {
+        return Output::tool_error(format!(
+            "--memory-fraction must be between 0.1 and 1 (got {})",
+            a.memory_fraction
+        ));
+    }
+    let mut tests = (false, false);
+    for t in a.tests.split(',').map(str::trim).filter(|t| !t.is_empty()) {
+        match t {
+            "memory" => tests.0 = true,
+            "compute" => tests.1 = true,
+            other => {
+                return Output::tool_error(format!(
+                    "unknown test '{}' in --tests: use memory, compute or memory,compute",
+                    crate::sanitize::clean_line(other, 40)
+                ))
+            }
+        }
+    }
+    if !(tests.0 || tests.1) {
+        return Output::tool_error("--tests names no test: use memory, compute or memory,compute");
+    }
+    if a.inject_faults > st::MAX_LOG {
+        return Output::tool_error(format!(
+            "--inject-faults takes at most {} flips",
+            st::MAX_LOG
+        ));
+    }
+    let matrix = match load_matrix(None) {
+        Ok(m) => m,
+        Err(e) => return Output::tool_error(e),
+    };
+    let sim = crate::gpu::sim::SimBackend::from_env();
+    let mut snap = if sim.is_some() {
+        Snapshot::empty()
+    } else {
+        probe::probe_all(&ProbeOptions::default())
+    };
+    let nvml_gpus: Vec<(u32, Option<String>)> = match &sim {
+        Some(b) => (0..b.count)
+            .map(|i| (i, Some(crate::gpu::sim::SimBackend::bus_id(i))))
+            .collect(),
+        None => snap
+            .gpu_list()
+            .iter()
+            .map(|g| (g.index, g.pci_bus_id.get().cloned()))
+            .collect(),
+    };
+    let selected = match &a.gpu {
+        None => None,
+        Some(list) if sim.is_some() => {
+            let mut v = Vec::new();
+            for part in list.split(',') {
+                match part.trim().parse::<u32>() {
+                    Ok(i) => v.push(i),
+                    Err(_) => {
+                        return Output::tool_error(format!(
+                            "--gpu: '{}' is not a GPU index",
+                            crate::sanitize::clean_line(part, 40)
+                        ))
+                    }
+                }
+            }
+            Some(v)
+        }
+        Some(list) => match gpu_filter(Some(list), &snap) {
+            Ok(f) => f,
+            Err(e) => return Output::tool_error(e),
+        },
+    };
+    let done = Arc::new(AtomicBool::new(false));
+    let stop = crate::interrupt::watch(done.clone());
+    let opts = StressOptions {
+        duration: Duration::from_secs_f64(seconds),
+        memory: tests.0,
+        compute: tests.1,
+        memory_fraction: a.memory_fraction,
+        inject_faults: a.inject_faults,
+        nvml_gpus,
+        selected,
+        stop,
+        grace: Duration::from_millis(1500),
+    };
+    let format = if a.json { StressFormat::Json } else { a.format };
+    let mut sink: Box<dyn Sink> = match format {
+        StressFormat::Jsonl => Box::new(JsonLines(std::io::stdout())),
+        StressFormat::Human if std::io::stderr().is_terminal() => Box::new(Bars::new()),
+        _ => Box::new(PlainLines::new(std::io::stderr(), Duration::from_secs(10))),
+    };
+    let (backend, monitor): (
+        Arc<dyn crate::gpu::Backend>,
+        Option<Box<dyn crate::gpu::stress::Monitor>>,
+    ) = match sim {
+        Some(b) => {
+            let m = crate::gpu::sim::SimMonitor::new(&b.faults);
+            (Arc::new(b), Some(Box::new(m)))
+        }
+        None => (
+            Arc::new(crate::gpu::cuda::CudaBackend),
+            crate::probe::nvml_watch::NvmlMonitor::open()
+                .map(|m| Box::new(m) as Box<dyn crate::gpu::stress::Monitor>),
+        ),
+    };
+    let mut result = st::run(backend, &opts, monitor, &mut |e| sink.event(e));
+    sink.finish();
+    done.store(true, Ordering::SeqCst);
+    let signal = crate::interrupt::received();
+    result.interrupted_by = signal.map(|s| {
+        if s == 15 {
+            "SIGTERM".to_string()
+        } else {
+            "SIGINT".to_string()
+        }
+    });
+    snap.stress = Some(result);
+    let sel = Selection {
+        only: vec!["stress.".into()],
+        skip: Vec::new(),
+    };
+    let report = evaluate(snap, &matrix, &RuleOptions::default(), &sel);
+    let fail_on = match a.fail_on {
+        FailOn::Error => Severity::Error,
+        FailOn::Warning => Severity::Warning,
+    };
+    let status = match signal {
+        Some(15) => ExitStatus::Terminated,
+        Some(_) => ExitStatus::Interrupted,
+        None if report.unfit(fail_on) => ExitStatus::Unfit,
+        None => ExitStatus::Healthy,
+    };
+    let text = match format {
+        StressFormat::Human => render::human::render(
+            &report,
+            &HumanOptions {
+                color: use_color(a.color),
+                all_facts: true,
+                gpus: None,
+                areas: Some(vec![crate::report::Area::Stress]),
+            },
+        ),
+        StressFormat::Json => match render::json::render(&report) {
+            Ok(s) => s,
+            Err(e) => return Output::tool_error(format!("could not write the JSON report: {e}")),
+        },
+        StressFormat::Jsonl => {
+            let v = serde_json::json!({"event": "report", "report": report});
+            format!("{v}\n")
+        }
+    };
+    Output::ok(text, status)
 }
 
 fn snapshot(a: SnapshotArgs) -> Output {

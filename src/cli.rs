@@ -27,6 +27,9 @@ pub enum Command {
     Rules(RulesArgs),
     /// Explain a crash code, an error message, a whole log, or a rule.
     Explain(ExplainArgs),
+    /// Burn-in: memory patterns over nearly all free memory and a verified compute burn on every
+    /// GPU at once, with a health watch; exit 1 when a GPU is faulty.
+    Stress(StressArgs),
     /// The newest build of each framework that works with this driver and these GPUs.
     Recommend(RecommendArgs),
     /// The compatibility matrix: show, validate, path, update.
@@ -236,4 +239,45 @@ pub struct ExplainArgs {
     /// Use this compatibility matrix instead of the built-in one.
     #[arg(long, value_name = "FILE", env = "GPUDOCTOR_MATRIX")]
     pub matrix: Option<std::path::PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum StressFormat {
+    Human,
+    Json,
+    Jsonl,
+}
+
+#[derive(Debug, Args)]
+pub struct StressArgs {
+    /// How long to run, in minutes (fractions allowed). Default 5.
+    #[arg(long, value_name = "N", conflicts_with = "seconds")]
+    pub minutes: Option<f64>,
+    /// How long to run, in seconds.
+    #[arg(long, value_name = "N")]
+    pub seconds: Option<f64>,
+    /// Only these GPUs (indexes or UUIDs, comma-separated).
+    #[arg(long, value_name = "LIST")]
+    pub gpu: Option<String>,
+    /// Fraction of the memory free at start to test (0.1 to 1).
+    #[arg(long, value_name = "F", default_value_t = 0.97)]
+    pub memory_fraction: f64,
+    /// Which tests: memory, compute, or both (comma-separated).
+    #[arg(long, value_name = "LIST", default_value = "memory,compute")]
+    pub tests: String,
+    /// Output: the doctor view, one JSON report, or JSON Lines events then the report.
+    #[arg(long, value_enum, default_value_t = StressFormat::Human)]
+    pub format: StressFormat,
+    /// Same as --format json.
+    #[arg(long)]
+    pub json: bool,
+    /// The lowest severity that makes the exit status 1.
+    #[arg(long, value_enum, default_value_t = FailOn::Error)]
+    pub fail_on: FailOn,
+    /// Colour in human output.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+    /// Flip N bits in device memory between write and verify, to prove they are found (max 1024).
+    #[arg(long, value_name = "N", default_value_t = 0, hide = true)]
+    pub inject_faults: u32,
 }

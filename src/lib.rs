@@ -11,6 +11,7 @@ pub mod compat;
 pub mod explain;
 pub mod faults;
 pub mod gpu;
+pub mod interrupt;
 pub mod matrix;
 pub mod matrix_update;
 pub mod probe;

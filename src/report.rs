@@ -97,14 +97,17 @@ pub enum Area {
     Environment,
     /// The GPU smoke tests (shown only when they ran or have findings).
     Smoke,
+    /// `gpudoctor stress` (only in its reports).
+    Stress,
 }
 
 impl Area {
-    pub const ALL: [Area; 8] = [
+    pub const ALL: [Area; 9] = [
         Area::Host,
         Area::Driver,
         Area::Gpus,
         Area::Smoke,
+        Area::Stress,
         Area::Cuda,
         Area::Cudnn,
         Area::Frameworks,
@@ -120,6 +123,7 @@ impl Area {
             Area::Frameworks => "Frameworks",
             Area::Environment => "Environment",
             Area::Smoke => "GPU smoke tests",
+            Area::Stress => "Stress test",
         }
     }
 }

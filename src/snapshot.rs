@@ -137,6 +137,9 @@ pub struct Snapshot {
     /// The GPU smoke tests `check` ran (absent, with why, when they did not run).
     #[serde(default)]
     pub smoke: Probed<SmokeRun>,
+    /// What `gpudoctor stress` did (only in its reports).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stress: Option<StressRun>,
     /// Environment variables that change GPU behaviour, as they were set (unset ones are absent).
     #[serde(default)]
     pub env: BTreeMap<String, String>,
@@ -903,4 +906,119 @@ impl std::fmt::Display for GpuCallError {
             (None, _) => write!(f, "{}: {}", self.call, self.message),
         }
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stress
+
+/// What `gpudoctor stress` did.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct StressRun {
+    /// The duration asked for, in seconds.
+    pub planned_seconds: f64,
+    /// How long it ran.
+    pub seconds: f64,
+    /// "memory", "compute".
+    pub tests: Vec<String>,
+    /// SIGINT or SIGTERM when it was interrupted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interrupted_by: Option<String>,
+    pub gpus: Vec<StressGpu>,
+    /// When the run could not start (no driver, cuInit failed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<GpuCallError>,
+}
+
+/// One GPU's stress results.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct StressGpu {
+    pub ordinal: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Memory free when the test started, and how much of it the pattern test held.
+    pub free_bytes: u64,
+    pub tested_bytes: u64,
+    /// Full passes over the tested memory (one pass = every pattern of a round).
+    pub memory_rounds: u64,
+    /// Words that read back wrong, over all passes.
+    pub memory_errors: u64,
+    /// The first wrong words, with where and what.
+    #[serde(default)]
+    pub first_memory_errors: Vec<MemoryError>,
+    /// Bytes read and written per second by the pattern kernels, GB/s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_gbps: Option<f64>,
+    /// The device-to-device copy rate measured in the same run, GB/s (the reference).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub copy_gbps: Option<f64>,
+    /// FMA burn launches and the threads whose result was wrong.
+    pub compute_launches: u64,
+    pub compute_errors: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fma_gflops: Option<f64>,
+    /// cuBLAS SGEMM: launches, elements that differed from the first result (gpu-burn's
+    /// check), and its rate (the reference for the FMA burn).
+    #[serde(default)]
+    pub gemm_launches: u64,
+    #[serde(default)]
+    pub gemm_errors: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sgemm_gflops: Option<f64>,
+    /// Bit flips injected with --inject-faults, and how many of them the test reported at
+    /// their address.
+    #[serde(default)]
+    pub injected_flips: u64,
+    #[serde(default)]
+    pub injected_found: u64,
+    /// What the health watch saw while the GPU was loaded.
+    #[serde(default)]
+    pub watch: StressWatch,
+    /// A CUDA error that stopped this GPU's test.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<GpuCallError>,
+}
+
+/// A wrong word of the memory test.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MemoryError {
+    /// Byte offset from the start of the allocation (the device address is not stable).
+    pub offset: u64,
+    pub expected: u32,
+    pub actual: u32,
+    /// expected XOR actual.
+    pub flipped_bits: u32,
+    /// The pattern that found it.
+    pub pattern: String,
+}
+
+/// The health watch over a stress run (sampled every second through NVML).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct StressWatch {
+    pub samples: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_temperature_c: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_power_w: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_sm_mhz: Option<u32>,
+    /// Clock event reasons seen while loaded, by name, with the samples they were seen in.
+    #[serde(default)]
+    pub clock_events: BTreeMap<String, u64>,
+    /// Increases during the run.
+    #[serde(default)]
+    pub ecc_corrected_delta: u64,
+    #[serde(default)]
+    pub ecc_uncorrected_delta: u64,
+    #[serde(default)]
+    pub remap_pending: bool,
+    #[serde(default)]
+    pub pcie_replay_delta: u64,
+    /// Xid events seen through NVML's event set.
+    #[serde(default)]
+    pub xids: Vec<u64>,
+    /// Why there was no watch (no NVML).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unavailable: Option<String>,
 }

@@ -74,14 +74,28 @@ fn smoke_ptx_assembles_for_every_target() {
     }
     let targets: Vec<u32> = known.into_iter().filter(|t| *t >= 52).collect();
     assert!(targets.len() >= REQUIRED.len());
+    let modules: [(&str, &str, &[&str]); 2] = [
+        (
+            "smoke",
+            gpudoctor::gpu::SMOKE_PTX,
+            &["smoke_arith", "copy_v4"],
+        ),
+        (
+            "stress",
+            gpudoctor::gpu::STRESS_PTX,
+            &["mem_fill", "mem_check", "mem_flip", "fma_burn", "cmp_f32"],
+        ),
+    ];
     for t in &targets {
-        let log = assemble(gpudoctor::gpu::SMOKE_PTX, *t)
-            .unwrap_or_else(|e| panic!("the smoke PTX does not assemble for sm_{t}:\n{e}"));
-        for entry in ["smoke_arith", "copy_v4"] {
-            assert!(
-                log.contains(&format!("Compiling entry function '{entry}' for 'sm_{t}'")),
-                "no {entry} for sm_{t}:\n{log}"
-            );
+        for (name, ptx, entries) in modules {
+            let log = assemble(ptx, *t)
+                .unwrap_or_else(|e| panic!("the {name} PTX does not assemble for sm_{t}:\n{e}"));
+            for entry in entries {
+                assert!(
+                    log.contains(&format!("Compiling entry function '{entry}' for 'sm_{t}'")),
+                    "no {entry} for sm_{t}:\n{log}"
+                );
+            }
         }
     }
     eprintln!("assembled for {} targets: {targets:?}", targets.len());
@@ -90,12 +104,10 @@ fn smoke_ptx_assembles_for_every_target() {
 #[test]
 fn the_ptx_is_for_the_oldest_driver() {
     // ISA 7.0 / sm_52: what R450 (CUDA 11.0) JIT-compiles (rust-crates.md section 1).
-    let head: Vec<&str> = gpudoctor::gpu::SMOKE_PTX
-        .lines()
-        .filter(|l| l.starts_with('.'))
-        .take(3)
-        .collect();
-    assert_eq!(head, [".version 7.0", ".target sm_52", ".address_size 64"]);
+    for ptx in [gpudoctor::gpu::SMOKE_PTX, gpudoctor::gpu::STRESS_PTX] {
+        let head: Vec<&str> = ptx.lines().filter(|l| l.starts_with('.')).take(3).collect();
+        assert_eq!(head, [".version 7.0", ".target sm_52", ".address_size 64"]);
+    }
 }
 
 #[test]

@@ -96,7 +96,7 @@ struct CudaDevice {
     ctx: sys::CUcontext,
     info: DeviceInfo,
     allocations: Vec<u64>,
-    module: Option<sys::CUmodule>,
+    modules: Vec<sys::CUmodule>,
     functions: HashMap<String, sys::CUfunction>,
     blas: Option<cudarc::cublas::sys::cublasHandle_t>,
 }
@@ -155,7 +155,7 @@ impl CudaDevice {
                 uuid,
             },
             allocations: Vec::new(),
-            module: None,
+            modules: Vec::new(),
             functions: HashMap::new(),
             blas: None,
         };
@@ -326,11 +326,7 @@ impl Device for CudaDevice {
             }
             return Err(e);
         }
-        if let Some(old) = self.module.replace(module) {
-            // SAFETY: loaded by an earlier call.
-            let _ = unsafe { cu::module::unload(old) };
-        }
-        self.functions.clear();
+        self.modules.push(module);
         Ok(())
     }
 
@@ -345,18 +341,25 @@ impl Device for CudaDevice {
         let f = match self.functions.get(kernel) {
             Some(f) => *f,
             None => {
-                let module = self.module.ok_or_else(|| GpuCallError {
+                let name = CString::new(kernel).unwrap_or_default();
+                let mut last = Err(GpuCallError {
                     call: "cuModuleGetFunction".into(),
                     code: None,
                     name: String::new(),
-                    message: "no module loaded".into(),
-                })?;
-                let name = CString::new(kernel).unwrap_or_default();
-                let mut f: sys::CUfunction = std::ptr::null_mut();
-                // SAFETY: module is loaded; name is NUL-terminated.
-                check("cuModuleGetFunction", unsafe {
-                    sys::cuModuleGetFunction(&mut f, module, name.as_ptr())
-                })?;
+                    message: format!("no module loaded has a kernel named {kernel}"),
+                });
+                for module in &self.modules {
+                    let mut f: sys::CUfunction = std::ptr::null_mut();
+                    // SAFETY: module is loaded; name is NUL-terminated.
+                    last = check("cuModuleGetFunction", unsafe {
+                        sys::cuModuleGetFunction(&mut f, *module, name.as_ptr())
+                    })
+                    .map(|_| f);
+                    if last.is_ok() {
+                        break;
+                    }
+                }
+                let f = last?;
                 self.functions.insert(kernel.to_string(), f);
                 f
             }
@@ -464,7 +467,7 @@ impl Drop for CudaDevice {
             for p in self.allocations.drain(..) {
                 let _ = cu::free_sync(p);
             }
-            if let Some(m) = self.module.take() {
+            for m in self.modules.drain(..) {
                 let _ = cu::module::unload(m);
             }
             let _ = cu::primary_ctx::release(self.dev);

@@ -7,13 +7,17 @@
 //! ([`crate::snapshot::SmokeRun`]), which rules judge like any other fact.
 
 pub mod cuda;
+pub mod sim;
 pub mod smoke;
+pub mod stress;
 
 use crate::report::Category;
 use crate::snapshot::GpuCallError;
 
 /// The smoke kernels, PTX ISA 7.0 for sm_52 (see the file's header).
 pub const SMOKE_PTX: &str = include_str!("smoke.ptx");
+/// The stress kernels (memory patterns, fault injection, FMA burn, result comparison).
+pub const STRESS_PTX: &str = include_str!("stress.ptx");
 
 /// A device allocation: an address in the GPU's address space and its size.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,7 +76,8 @@ pub trait Device {
         to_device: bool,
         reps: u32,
     ) -> Result<f64, GpuCallError>;
-    /// Loads a PTX module (JIT-compiled by the driver); its kernels can then be launched.
+    /// Loads a PTX module (JIT-compiled by the driver); its kernels can then be launched. Modules
+    /// loaded earlier stay loaded.
     fn load_module(&mut self, ptx: &str) -> Result<(), GpuCallError>;
     /// Launches `kernel` of the loaded module on a 1-D grid and waits; returns milliseconds.
     fn launch(

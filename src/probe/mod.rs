@@ -12,6 +12,7 @@ pub mod ldcache;
 pub mod libquery;
 pub mod nvml;
 pub mod nvml_health;
+pub mod nvml_watch;
 pub mod python;
 
 use std::path::PathBuf;

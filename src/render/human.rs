@@ -14,6 +14,8 @@ pub struct HumanOptions {
     /// always shown.
     pub all_facts: bool,
     pub gpus: GpuFilter,
+    /// Only these areas (the stress report shows its own); None for all.
+    pub areas: Option<Vec<crate::report::Area>>,
 }
 
 struct Paint(bool);
@@ -52,7 +54,10 @@ impl Paint {
 
 pub fn render(report: &Report, opts: &HumanOptions) -> String {
     let p = Paint(opts.color);
-    let views = areas(report, &opts.gpus);
+    let mut views = areas(report, &opts.gpus);
+    if let Some(only) = &opts.areas {
+        views.retain(|v| only.contains(&v.area));
+    }
     let mut out = String::new();
     for v in &views {
         out.push_str(&format!(

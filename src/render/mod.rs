@@ -4,6 +4,7 @@
 pub mod human;
 pub mod json;
 pub mod markdown;
+pub mod stress_live;
 
 use crate::report::{Area, Finding, Report, Severity};
 use crate::rules::gib;
@@ -74,6 +75,7 @@ pub fn areas<'a>(report: &'a Report, gpus: &GpuFilter) -> Vec<AreaView<'a>> {
         })
         // Smoke tests that were not run here (a snapshot, --no-probe) have nothing to show.
         .filter(|v| !(v.area == Area::Smoke && v.findings.is_empty() && unprobed_any(&s.smoke)))
+        .filter(|v| !(v.area == Area::Stress && v.findings.is_empty() && s.stress.is_none()))
         .collect()
 }
 
@@ -443,6 +445,7 @@ fn describe(area: Area, s: &Snapshot, gpus: &GpuFilter) -> (String, Vec<String>,
             )
         }
         Area::Smoke => describe_smoke(s, gpus),
+        Area::Stress => describe_stress(s),
         Area::Environment => {
             let facts: Vec<String> = s
                 .env
@@ -528,6 +531,76 @@ fn describe_smoke(s: &Snapshot, gpus: &GpuFilter) -> (String, Vec<String>, bool)
     } else {
         format!("{failed} of {} GPU(s) failed", shown.len())
     };
+    (head, facts, false)
+}
+
+/// The stress area: per GPU what was tested, the rates, and the watch.
+fn describe_stress(s: &Snapshot) -> (String, Vec<String>, bool) {
+    let Some(run) = &s.stress else {
+        return ("not run".into(), Vec::new(), false);
+    };
+    if let Some(e) = &run.error {
+        return (format!("could not start: {e}"), Vec::new(), false);
+    }
+    let g2 = |b: u64| b as f64 / (1u64 << 30) as f64;
+    let mut facts = Vec::new();
+    for g in &run.gpus {
+        let label = crate::rules::stress_label(g);
+        if run.tests.iter().any(|t| t == "memory") {
+            let cov = if g.free_bytes > 0 {
+                100.0 * g.tested_bytes as f64 / g.free_bytes as f64
+            } else {
+                0.0
+            };
+            let rate = match (g.memory_gbps, g.copy_gbps) {
+                (Some(m), Some(c)) if c > 0.0 => {
+                    format!(", {m:.0} GB/s ({:.2} of the {c:.0} GB/s copy rate)", m / c)
+                }
+                (Some(m), _) => format!(", {m:.0} GB/s"),
+                _ => String::new(),
+            };
+            facts.push(format!(
+                "{label}: memory {:.2} of {:.2} GiB free ({cov:.1} %), {} round(s), {} error(s){rate}",
+                g2(g.tested_bytes),
+                g2(g.free_bytes),
+                g.memory_rounds,
+                g.memory_errors
+            ));
+        }
+        if run.tests.iter().any(|t| t == "compute") {
+            let mut f = format!(
+                "{label}: compute {} FMA launch(es), {} wrong",
+                g.compute_launches, g.compute_errors
+            );
+            if let Some(r) = g.fma_gflops {
+                f.push_str(&format!(", {r:.0} GFLOP/s"));
+            }
+            if let Some(r) = g.sgemm_gflops {
+                f.push_str(&format!(
+                    "; SGEMM {} launch(es), {} wrong element(s), {r:.0} GFLOP/s",
+                    g.gemm_launches, g.gemm_errors
+                ));
+            }
+            facts.push(f);
+        }
+        let w = &g.watch;
+        if w.samples > 0 {
+            facts.push(format!(
+                "{label}: watch {} sample(s), peak {} °C, {} W, lowest SM clock {} MHz",
+                w.samples,
+                w.max_temperature_c.map_or("?".into(), |t| t.to_string()),
+                w.max_power_w.map_or("?".into(), |p| format!("{p:.0}")),
+                w.min_sm_mhz.map_or("?".into(), |c| c.to_string())
+            ));
+        }
+    }
+    let head = format!(
+        "{} GPU(s), {:.0} of {:.0} s, {}",
+        run.gpus.len(),
+        run.seconds,
+        run.planned_seconds,
+        run.tests.join(" + ")
+    );
     (head, facts, false)
 }
 

@@ -32,6 +32,10 @@ mod matrix_stale;
 mod probe_timeout;
 mod smoke_failed;
 mod smoke_pcie;
+mod stress_compute;
+mod stress_memory;
+mod stress_run;
+mod stress_watch;
 mod stub_libcuda;
 mod unloadable_library;
 
@@ -177,6 +181,10 @@ pub fn all() -> Vec<Rule> {
         health_lost::RULE,
         smoke_failed::RULE,
         smoke_pcie::RULE,
+        stress_run::RULE,
+        stress_memory::RULE,
+        stress_compute::RULE,
+        stress_watch::RULE,
         health_memory::RULE,
         health_throttle::RULE,
         health_pcie::RULE,
@@ -228,6 +236,11 @@ pub fn evaluate(ctx: &Context, sel: &Selection) -> Vec<Finding> {
         .filter(|r| sel.selects(&r.doc))
         .flat_map(|r| (r.check)(ctx, &r.doc))
         .collect()
+}
+
+/// "GPU 0 (NVIDIA H100 80GB HBM3)" for a stress result.
+pub fn stress_label(g: &crate::snapshot::StressGpu) -> String {
+    stress_run::label(g)
 }
 
 /// Bytes as GiB with one decimal.

@@ -1,0 +1,454 @@
+//! A simulated GPU backend: memory on the host and every kernel of `smoke.ptx` and
+//! `stress.ptx` executed on the CPU as the PTX defines it, with faults on request. It lets
+//! `check` and `stress` be tested end to end (events, formats, signals, verdicts) on machines
+//! without a GPU. Chosen with the hidden variable `GPUDOCTOR_SIM_GPUS=N`; faults with
+//! `GPUDOCTOR_SIM_FAULTS` (comma-separated): `stuck-bit` (one memory bit reads back flipped),
+//! `bad-fma` (one FMA thread class computes wrong), `bad-gemm` (one SGEMM element differs once),
+//! `slow` (each kernel takes 50 ms), `xid79` (reported by the simulated watch). Each simulated
+//! GPU has `GPUDOCTOR_SIM_MEM_MIB` MiB of memory (default 16).
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use super::stress::{fma_burn_expected, injected_flips, pattern_value, Monitor, Sample};
+use super::{Arg, Backend, Buf, Device, DeviceInfo};
+use crate::snapshot::GpuCallError;
+
+/// What the simulated GPUs do wrong.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SimFaults {
+    pub stuck_bit: bool,
+    pub bad_fma: bool,
+    pub bad_gemm: bool,
+    pub slow: bool,
+    pub xid79: bool,
+}
+
+impl SimFaults {
+    pub fn parse(s: &str) -> SimFaults {
+        let has = |k: &str| s.split(',').any(|x| x.trim() == k);
+        SimFaults {
+            stuck_bit: has("stuck-bit"),
+            bad_fma: has("bad-fma"),
+            bad_gemm: has("bad-gemm"),
+            slow: has("slow"),
+            xid79: has("xid79"),
+        }
+    }
+}
+
+/// `count` simulated GPUs of `mem` bytes each, on PCI buses 0x18, 0x19, ...
+#[derive(Debug, Clone)]
+pub struct SimBackend {
+    pub count: u32,
+    pub mem: u64,
+    pub faults: SimFaults,
+}
+
+impl SimBackend {
+    /// From GPUDOCTOR_SIM_GPUS / GPUDOCTOR_SIM_FAULTS, when set.
+    pub fn from_env() -> Option<SimBackend> {
+        let count: u32 = std::env::var("GPUDOCTOR_SIM_GPUS").ok()?.parse().ok()?;
+        Some(SimBackend {
+            count,
+            mem: std::env::var("GPUDOCTOR_SIM_MEM_MIB")
+                .ok()
+                .and_then(|m| m.parse::<u64>().ok())
+                .unwrap_or(16)
+                << 20,
+            faults: SimFaults::parse(&std::env::var("GPUDOCTOR_SIM_FAULTS").unwrap_or_default()),
+        })
+    }
+    pub fn bus_id(ordinal: u32) -> String {
+        format!("00000000:{:02X}:00.0", 0x18 + ordinal)
+    }
+}
+
+impl Backend for SimBackend {
+    fn init(&self) -> Result<i32, GpuCallError> {
+        Ok(12080)
+    }
+    fn device_count(&self) -> Result<u32, GpuCallError> {
+        Ok(self.count)
+    }
+    fn open(&self, ordinal: u32) -> Result<Box<dyn Device>, GpuCallError> {
+        Ok(Box::new(SimDevice::new(
+            ordinal,
+            self.mem,
+            self.faults.clone(),
+        )))
+    }
+    fn cublas(&self) -> Result<String, String> {
+        Ok("simulated".into())
+    }
+}
+
+/// One simulated GPU.
+pub struct SimDevice {
+    info: DeviceInfo,
+    mem: HashMap<u64, Vec<u8>>,
+    next: u64,
+    used: u64,
+    faults: SimFaults,
+    gemm_runs: u32,
+    /// fma_burn's expected results for the last iteration count asked for.
+    fma_cache: Option<(u32, Vec<f32>)>,
+}
+
+fn oom(call: &str) -> GpuCallError {
+    GpuCallError {
+        call: call.into(),
+        code: Some(2),
+        name: "CUDA_ERROR_OUT_OF_MEMORY".into(),
+        message: "out of memory".into(),
+    }
+}
+
+fn bad_arg(call: &str, what: &str) -> GpuCallError {
+    GpuCallError {
+        call: call.into(),
+        code: Some(1),
+        name: "CUDA_ERROR_INVALID_VALUE".into(),
+        message: what.into(),
+    }
+}
+
+impl SimDevice {
+    pub fn new(ordinal: u32, total: u64, faults: SimFaults) -> SimDevice {
+        SimDevice {
+            info: DeviceInfo {
+                name: "gpudoctor simulated GPU".into(),
+                compute_capability: (9, 0),
+                total_bytes: total,
+                multiprocessors: 4,
+                pci_bus_id: Some(SimBackend::bus_id(ordinal)),
+                uuid: Some(format!("GPU-00000000-0000-0000-0000-{:012x}", ordinal)),
+            },
+            mem: HashMap::new(),
+            next: 0x7f00_0000_0000,
+            used: 0,
+            faults,
+            gemm_runs: 0,
+            fma_cache: None,
+        }
+    }
+    fn buf(&mut self, b: Option<&Arg>) -> Result<&mut Vec<u8>, GpuCallError> {
+        match b {
+            Some(Arg::Ptr(p)) => self
+                .mem
+                .get_mut(&p.ptr)
+                .ok_or_else(|| bad_arg("cuLaunchKernel", "unknown pointer")),
+            _ => Err(bad_arg("cuLaunchKernel", "not a pointer")),
+        }
+    }
+    fn word(v: &[u8], i: usize) -> u32 {
+        v.get(i * 4..i * 4 + 4)
+            .and_then(|s| <[u8; 4]>::try_from(s).ok())
+            .map_or(0, u32::from_le_bytes)
+    }
+    fn set_word(v: &mut [u8], i: usize, w: u32) {
+        if let Some(s) = v.get_mut(i * 4..i * 4 + 4) {
+            s.copy_from_slice(&w.to_le_bytes());
+        }
+    }
+    fn add_u64(v: &mut [u8], at: usize, n: u64) -> u64 {
+        let old = v
+            .get(at..at + 8)
+            .and_then(|s| <[u8; 8]>::try_from(s).ok())
+            .map_or(0, u64::from_le_bytes);
+        if let Some(s) = v.get_mut(at..at + 8) {
+            s.copy_from_slice(&old.wrapping_add(n).to_le_bytes());
+        }
+        old
+    }
+}
+
+fn u32_of(a: Option<&Arg>) -> u32 {
+    match a {
+        Some(Arg::U32(v)) => *v,
+        _ => 0,
+    }
+}
+fn u64_of(a: Option<&Arg>) -> u64 {
+    match a {
+        Some(Arg::U64(v)) => *v,
+        _ => 0,
+    }
+}
+
+impl Device for SimDevice {
+    fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+    fn mem_info(&mut self) -> Result<(u64, u64), GpuCallError> {
+        Ok((
+            self.info.total_bytes.saturating_sub(self.used),
+            self.info.total_bytes,
+        ))
+    }
+    fn alloc(&mut self, bytes: usize) -> Result<Buf, GpuCallError> {
+        if self.used + bytes as u64 > self.info.total_bytes {
+            return Err(oom("cuMemAlloc"));
+        }
+        let p = self.next;
+        self.next += bytes as u64 + 4096;
+        self.used += bytes as u64;
+        self.mem.insert(p, vec![0; bytes]);
+        Ok(Buf { ptr: p, bytes })
+    }
+    fn free(&mut self, buf: Buf) -> Result<(), GpuCallError> {
+        if self.mem.remove(&buf.ptr).is_some() {
+            self.used -= buf.bytes as u64;
+        }
+        Ok(())
+    }
+    fn upload(&mut self, dst: Buf, src: &[u8]) -> Result<(), GpuCallError> {
+        let m = self
+            .mem
+            .get_mut(&dst.ptr)
+            .ok_or_else(|| bad_arg("cuMemcpyHtoD", "unknown pointer"))?;
+        let n = src.len().min(m.len());
+        m[..n].copy_from_slice(&src[..n]);
+        Ok(())
+    }
+    fn download(&mut self, src: Buf, dst: &mut [u8]) -> Result<(), GpuCallError> {
+        let m = self
+            .mem
+            .get(&src.ptr)
+            .ok_or_else(|| bad_arg("cuMemcpyDtoH", "unknown pointer"))?;
+        let n = dst.len().min(m.len());
+        dst[..n].copy_from_slice(&m[..n]);
+        Ok(())
+    }
+    fn pinned_copy_rate(&mut self, _b: Buf, _to: bool, _r: u32) -> Result<f64, GpuCallError> {
+        Ok(50.0)
+    }
+    fn load_module(&mut self, _ptx: &str) -> Result<(), GpuCallError> {
+        Ok(())
+    }
+    fn launch(
+        &mut self,
+        kernel: &str,
+        grid: u32,
+        block: u32,
+        args: &[Arg],
+    ) -> Result<f64, GpuCallError> {
+        if self.faults.slow {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let stuck = self.faults.stuck_bit;
+        match kernel {
+            "smoke_arith" => {
+                let n = u32_of(args.get(2));
+                let (mut u, mut f) = (
+                    Vec::with_capacity(n as usize * 4),
+                    Vec::with_capacity(n as usize * 4),
+                );
+                for i in 0..n {
+                    let (a, b) = super::smoke::expected_arith(i);
+                    u.extend_from_slice(&a.to_le_bytes());
+                    f.extend_from_slice(&b.to_le_bytes());
+                }
+                *self.buf(args.first())? = u;
+                *self.buf(args.get(1))? = f;
+            }
+            "copy_v4" => {
+                let src = self.buf(args.get(1))?.clone();
+                let dst = self.buf(args.first())?;
+                let n = dst.len().min(src.len());
+                dst[..n].copy_from_slice(&src[..n]);
+            }
+            "mem_fill" => {
+                let (n, mode, a) = (
+                    u64_of(args.get(1)),
+                    u32_of(args.get(2)),
+                    u32_of(args.get(3)),
+                );
+                let b = self.buf(args.first())?;
+                for i in 0..n as usize {
+                    Self::set_word(b, i, pattern_value(mode, i as u64, a));
+                }
+                if stuck && n > 100 {
+                    // Word 100's bit 3 is stuck at the opposite of what was written.
+                    let w = Self::word(b, 100);
+                    Self::set_word(b, 100, w ^ 0x8);
+                }
+            }
+            "mem_check" => {
+                let n = u64_of(args.get(1));
+                let (mode, a) = (u32_of(args.get(2)), u32_of(args.get(3)));
+                let max_log = u64::from(u32_of(args.get(5)));
+                let (tm, ta, rewrite) = (
+                    u32_of(args.get(6)),
+                    u32_of(args.get(7)),
+                    u32_of(args.get(8)),
+                );
+                let mut bad: Vec<(u64, u32, u32)> = Vec::new();
+                {
+                    let b = self.buf(args.first())?;
+                    for i in 0..n as usize {
+                        let e = pattern_value(mode, i as u64, a);
+                        let got = Self::word(b, i);
+                        if got != e {
+                            bad.push((i as u64, e, got));
+                        }
+                        if rewrite != 0 {
+                            let mut w = pattern_value(tm, i as u64, ta);
+                            if stuck && i == 100 {
+                                w ^= 0x8;
+                            }
+                            Self::set_word(b, i, w);
+                        }
+                    }
+                }
+                let errs = self.buf(args.get(4))?;
+                for (i, e, got) in bad {
+                    Self::add_u64(errs, 0, 1);
+                    let slot = Self::add_u64(errs, 8, 1);
+                    if slot < max_log {
+                        let at = 16 + slot as usize * 16;
+                        if let Some(s) = errs.get_mut(at..at + 16) {
+                            s[..8].copy_from_slice(&i.to_le_bytes());
+                            s[8..].copy_from_slice(
+                                &((u64::from(e) << 32) | u64::from(got)).to_le_bytes(),
+                            );
+                        }
+                    }
+                }
+            }
+            "mem_flip" => {
+                let (n, count, seed) = (
+                    u64_of(args.get(1)),
+                    u32_of(args.get(2)),
+                    u32_of(args.get(3)),
+                );
+                let b = self.buf(args.first())?;
+                for (w, bit) in injected_flips(n, count, seed) {
+                    let v = Self::word(b, w as usize);
+                    Self::set_word(b, w as usize, v ^ (1 << bit));
+                }
+            }
+            "fma_burn" => {
+                let iters = u32_of(args.get(2));
+                let want = match self.fma_cache.take() {
+                    Some((i, v)) if i == iters => v,
+                    _ => fma_burn_expected(iters),
+                };
+                self.fma_cache = Some((iters, want.clone()));
+                let expect = self.buf(args.first())?.clone();
+                let threads = u64::from(grid) * u64::from(block);
+                let mut bad = 0u64;
+                for (c, w) in want.iter().enumerate() {
+                    let class_threads = threads / 64 + u64::from((c as u64) < threads % 64);
+                    let mut got = *w;
+                    if self.faults.bad_fma && c == 5 {
+                        got = f32::from_bits(got.to_bits() ^ 1);
+                    }
+                    if got.to_bits() != Self::word(&expect, c) {
+                        bad += class_threads;
+                    }
+                }
+                let errs = self.buf(args.get(1))?;
+                Self::add_u64(errs, 0, bad);
+            }
+            "cmp_f32" => {
+                let n = u64_of(args.get(2)) as usize;
+                let tol = match args.get(3) {
+                    Some(Arg::F32(t)) => *t,
+                    _ => 0.0,
+                };
+                let a = self.buf(args.first())?.clone();
+                let b = self.buf(args.get(1))?.clone();
+                let bad = (0..n)
+                    .filter(|i| {
+                        let d = (f32::from_bits(Self::word(&a, *i))
+                            - f32::from_bits(Self::word(&b, *i)))
+                        .abs();
+                        d.is_nan() || d > tol
+                    })
+                    .count();
+                let errs = self.buf(args.get(4))?;
+                Self::add_u64(errs, 0, bad as u64);
+            }
+            k => {
+                return Err(GpuCallError {
+                    call: "cuModuleGetFunction".into(),
+                    code: Some(500),
+                    name: "CUDA_ERROR_NOT_FOUND".into(),
+                    message: format!("no kernel named {k}"),
+                })
+            }
+        }
+        Ok(if self.faults.slow { 50.0 } else { 1.0 })
+    }
+    fn sgemm(
+        &mut self,
+        (m, n, k): (u32, u32, u32),
+        a: Buf,
+        b: Buf,
+        c: Buf,
+        _reps: u32,
+    ) -> Result<f64, GpuCallError> {
+        let (m, n, k) = (m as usize, n as usize, k as usize);
+        let av = self.mem.get(&a.ptr).cloned().unwrap_or_default();
+        let bv = self.mem.get(&b.ptr).cloned().unwrap_or_default();
+        let f = |v: &[u8], i: usize| f32::from_bits(Self::word(v, i));
+        let mut out = vec![0u8; m * n * 4];
+        for col in 0..n {
+            for row in 0..m {
+                let s: f32 = (0..k)
+                    .map(|i| f(&av, i * m + row) * f(&bv, col * k + i))
+                    .sum();
+                Self::set_word(&mut out, col * m + row, s.to_bits());
+            }
+        }
+        self.gemm_runs += 1;
+        if self.faults.bad_gemm && self.gemm_runs == 3 {
+            let w = Self::word(&out, 7);
+            Self::set_word(&mut out, 7, (f32::from_bits(w) + 1.0).to_bits());
+        }
+        if let Some(cv) = self.mem.get_mut(&c.ptr) {
+            let len = cv.len().min(out.len());
+            cv[..len].copy_from_slice(&out[..len]);
+        }
+        Ok(1.0)
+    }
+}
+
+/// The simulated watch: a steady temperature, and Xid 79 on GPU 0 once when asked for.
+pub struct SimMonitor {
+    pub xid79: bool,
+    sent: bool,
+}
+
+impl SimMonitor {
+    pub fn new(faults: &SimFaults) -> SimMonitor {
+        SimMonitor {
+            xid79: faults.xid79,
+            sent: false,
+        }
+    }
+}
+
+impl Monitor for SimMonitor {
+    fn sample(&mut self, _index: u32) -> Option<Sample> {
+        Some(Sample {
+            temperature_c: Some(61),
+            power_w: Some(312.5),
+            sm_mhz: Some(1980),
+            clock_event_reasons: Some(0),
+            ecc_corrected: Some(0),
+            ecc_uncorrected: Some(0),
+            remap_pending: Some(false),
+            pcie_replays: Some(0),
+        })
+    }
+    fn xids(&mut self, wait: Duration) -> Vec<(u32, u64)> {
+        std::thread::sleep(wait);
+        if self.xid79 && !self.sent {
+            self.sent = true;
+            return vec![(0, 79)];
+        }
+        Vec::new()
+    }
+}

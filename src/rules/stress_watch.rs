@@ -1,0 +1,156 @@
+//! `stress.watch`: what NVML showed while the GPUs were loaded: thermal and power slowdowns,
+//! ECC errors and pending row remaps, PCIe replays and Xid events.
+
+use serde_json::json;
+
+use super::stress_run::label;
+use super::{Context, Rule, RuleDoc};
+use crate::faults::xid;
+use crate::report::{Area, Category, Finding, Severity};
+
+pub const RULE: Rule = Rule {
+    doc: RuleDoc {
+        id: "stress.watch",
+        category: Category::ThermalPower,
+        area: Area::Stress,
+        summary: "Throttling, ECC errors, row remaps, PCIe replays or Xids during the stress test",
+        what: "Samples NVML every second during the stress test: temperature, power, SM clock and clock event reasons, volatile ECC counters, pending row remaps, PCIe replays; and listens for Xid events.",
+        why: "Faults often show only under load: a GPU that slows itself for heat or a power brake, memory that needs ECC to stay correct, a link that replays, an Xid.",
+        fix: "Thermal: check airflow, fans and the inlet temperature; power brake: the PSU and power cabling; ECC and Xids: follow the fix in the finding.",
+    },
+    check,
+};
+
+/// More replays than this during a stress run is a marginal link (DCGM's targeted_stress
+/// `max_pcie_replays` 160, anchors.md §1).
+pub const MAX_REPLAYS: u64 = 160;
+
+fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
+    let Some(run) = &ctx.snap.stress else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for g in &run.gpus {
+        let w = &g.watch;
+        let on = |f: Finding| match g.index {
+            Some(i) => f.on_gpu(i),
+            None => f,
+        };
+        for (name, sev, why) in [
+            (
+                "hw_thermal_slowdown",
+                Severity::Error,
+                "the GPU hit its hardware thermal limit and slowed down",
+            ),
+            (
+                "hw_slowdown",
+                Severity::Error,
+                "hardware slowdown (thermal or power brake, or an external signal)",
+            ),
+            (
+                "hw_power_brake_slowdown",
+                Severity::Error,
+                "the power brake slowed the GPU (the power supply asserted it)",
+            ),
+            (
+                "sw_thermal_slowdown",
+                Severity::Warning,
+                "the driver slowed the GPU for temperature",
+            ),
+        ] {
+            if let Some(n) = w.clock_events.get(name) {
+                out.push(on(doc
+                    .finding(
+                        sev,
+                        format!(
+                            "{}: {name} in {n} of {} samples under load",
+                            label(g),
+                            w.samples
+                        ),
+                        format!(
+                            "{why}; peak {} °C, {} W.",
+                            w.max_temperature_c.map_or("?".into(), |t| t.to_string()),
+                            w.max_power_w.map_or("?".into(), |p| format!("{p:.0}"))
+                        ),
+                    )
+                    .fix(
+                        "Check airflow, fans, the inlet temperature and the power supply:",
+                        &["nvidia-smi -q -d PERFORMANCE,TEMPERATURE,POWER"],
+                    )
+                    .evidence(json!({"watch": w}))));
+            }
+        }
+        let mut ecc = |sev: Severity, title: String, detail: &str| {
+            let mut f = on(doc
+                .finding(sev, title, detail.to_string())
+                .fix("Check ECC and row remapping; drain and reset the GPU, and replace it if it recurs:", &["nvidia-smi -q -d ECC,ROW_REMAPPER"])
+                .evidence(json!({"watch": w})));
+            f.category = Category::EccMemory;
+            out.push(f);
+        };
+        if w.ecc_uncorrected_delta > 0 {
+            ecc(
+                Severity::Error,
+                format!(
+                    "{}: {} uncorrectable ECC error(s) during the test",
+                    label(g),
+                    w.ecc_uncorrected_delta
+                ),
+                "Uncorrectable errors corrupt data or end processes (Xid 48/94/95).",
+            );
+        }
+        if w.remap_pending {
+            ecc(
+                Severity::Error,
+                format!("{}: a row remap became pending during the test", label(g)),
+                "The GPU needs a reset to apply it.",
+            );
+        }
+        if w.ecc_corrected_delta > 0 {
+            ecc(Severity::Info, format!("{}: {} corrected ECC error(s) during the test", label(g), w.ecc_corrected_delta), "Corrected errors are handled by ECC; many of them often come before uncorrectable ones.");
+        }
+        if w.pcie_replay_delta > MAX_REPLAYS {
+            let mut f = on(doc
+                .finding(Severity::Warning, format!("{}: {} PCIe replays during the test", label(g), w.pcie_replay_delta), format!("More than DCGM's limit of {MAX_REPLAYS} for a stress run: a marginal link (riser, slot, cable)."))
+                .fix("Reseat the GPU and riser:", &["sudo lspci -vv -d 10de: | grep -E 'LnkCap|LnkSta'"]));
+            f.category = Category::PcieDegraded;
+            out.push(f);
+        }
+        for x in &w.xids {
+            let info = u32::try_from(*x).ok().and_then(xid::lookup);
+            let (name, meaning, cat) = info.map_or(
+                (
+                    "unknown Xid",
+                    "not in gpudoctor's catalog",
+                    Category::HardwareFault,
+                ),
+                |i| (i.name, i.meaning, i.category),
+            );
+            let mut f = on(doc
+                .finding(
+                    Severity::Error,
+                    format!("{}: Xid {x} ({name}) during the test", label(g)),
+                    meaning.to_string(),
+                )
+                .fix_owned(
+                    "Follow NVIDIA's action for this Xid:",
+                    vec![format!("gpudoctor explain 'Xid {x}'")],
+                )
+                .evidence(json!({"xid": x})));
+            f.category = if cat == Category::ApplicationError {
+                Category::HardwareFault
+            } else {
+                cat
+            };
+            out.push(f);
+        }
+        if let Some(why) = &w.unavailable {
+            out.push(on(doc.finding(
+                Severity::Info,
+                format!("{}: no health watch", label(g)),
+                why.clone(),
+            )));
+        }
+    }
+    out
+}

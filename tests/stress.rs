@@ -1,0 +1,351 @@
+//! `gpudoctor stress` without a GPU: the runner with the simulated backend (memory and kernels
+//! on the CPU, faults on request), and the binary end to end (GPUDOCTOR_SIM_GPUS): formats,
+//! verdicts, exit codes, the signal path, bad arguments, and the real no-driver path.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
+
+mod common;
+
+use std::process::{Command, Stdio};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use gpudoctor::gpu::sim::{SimBackend, SimFaults, SimMonitor};
+use gpudoctor::gpu::stress::{
+    self, injected_flips, pattern_value, round_steps, Event, MemStep, StressOptions,
+};
+use gpudoctor::snapshot::StressRun;
+
+fn opts(seconds: f64) -> StressOptions {
+    StressOptions {
+        duration: Duration::from_secs_f64(seconds),
+        memory: true,
+        compute: true,
+        memory_fraction: 0.97,
+        inject_faults: 0,
+        nvml_gpus: (0..4).map(|i| (i, Some(SimBackend::bus_id(i)))).collect(),
+        selected: None,
+        stop: Arc::new(AtomicBool::new(false)),
+        grace: Duration::from_millis(1500),
+    }
+}
+
+fn sim(count: u32, mib: u64, faults: &str) -> SimBackend {
+    SimBackend {
+        count,
+        mem: mib << 20,
+        faults: SimFaults::parse(faults),
+    }
+}
+
+fn run(b: SimBackend, o: &StressOptions) -> (StressRun, Vec<Event>) {
+    let mut events = Vec::new();
+    let m = SimMonitor::new(&b.faults);
+    let r = stress::run(Arc::new(b), o, Some(Box::new(m)), &mut |e| {
+        events.push(e.clone())
+    });
+    (r, events)
+}
+
+#[test]
+fn patterns_are_what_memtest_writes() {
+    // Own address, inverted; walking bit r % 32; fixed; seeded random, all as moving inversions.
+    assert_eq!(pattern_value(0, 5, 0), 5);
+    assert_eq!(pattern_value(0, (1 << 32) | 5, 0), 5 ^ 0x9E37_79B1);
+    assert_eq!(pattern_value(0, 5, !0), !5);
+    assert_eq!(pattern_value(1, 12345, 0xAAAA_AAAA), 0xAAAA_AAAA);
+    let r: Vec<u32> = (0..1000).map(|i| pattern_value(2, i, 7)).collect();
+    let distinct: std::collections::HashSet<u32> = r.iter().copied().collect();
+    assert_eq!(distinct.len(), 1000, "the random pattern does not repeat");
+    assert_ne!(
+        pattern_value(2, 3, 7),
+        pattern_value(2, 3, 8),
+        "the seed changes it"
+    );
+    let steps = round_steps(33);
+    assert_eq!(steps.len(), 12);
+    assert_eq!(
+        steps[3].1,
+        MemStep::Fill { mode: 1, a: 1 << 1 },
+        "walking bit 33 % 32"
+    );
+    assert_eq!(
+        steps[4].1,
+        MemStep::Check {
+            mode: 1,
+            a: 2,
+            then: Some((1, !2))
+        }
+    );
+    // Injected flips land on distinct words, one per stride.
+    let f = injected_flips(1000, 10, 12345);
+    assert_eq!(f.len(), 10);
+    assert_eq!(f[0], (12345 % 100, 12345 & 31));
+    assert_eq!(f[9].0, 900 + 12345 % 100);
+}
+
+#[test]
+fn a_healthy_run_covers_the_memory_and_checks_every_result() {
+    let mut o = opts(2.0);
+    o.compute = false;
+    let (r, events) = run(sim(2, 8, ""), &o);
+    assert_eq!(r.gpus.len(), 2);
+    for g in &r.gpus {
+        assert!(g.memory_rounds >= 1, "{g:?}");
+        assert_eq!(g.memory_errors, 0);
+        let cov = g.tested_bytes as f64 / g.free_bytes as f64;
+        assert!(cov >= 0.95, "coverage {cov}");
+        assert_eq!(g.watch.max_temperature_c, Some(61));
+    }
+    assert!(events.iter().any(|e| matches!(e, Event::Start { .. })));
+    assert!(events.iter().any(|e| matches!(e, Event::Progress { .. })));
+    assert_eq!(
+        events
+            .iter()
+            .filter(|e| matches!(e, Event::Done { .. }))
+            .count(),
+        2
+    );
+}
+
+#[test]
+fn a_stuck_bit_is_found_with_its_address() {
+    let mut o = opts(1.5);
+    o.compute = false;
+    let (r, events) = run(sim(1, 4, "stuck-bit"), &o);
+    let g = &r.gpus[0];
+    assert!(g.memory_errors >= 2, "{g:?}");
+    let e = &g.first_memory_errors[0];
+    assert_eq!(
+        (e.offset, e.flipped_bits),
+        (400, 0x8),
+        "word 100, bit 3: {e:?}"
+    );
+    assert!(events
+        .iter()
+        .any(|e| matches!(e, Event::MemoryErrors { .. })));
+}
+
+#[test]
+fn every_injected_flip_is_reported() {
+    let mut o = opts(1.0);
+    o.compute = false;
+    o.inject_faults = 300;
+    let (r, _) = run(sim(1, 4, ""), &o);
+    let g = &r.gpus[0];
+    assert_eq!((g.injected_flips, g.injected_found), (300, 300));
+    assert_eq!(
+        g.memory_errors, 300,
+        "each flip once: the rewrite repairs it"
+    );
+}
+
+#[test]
+fn wrong_compute_results_fail_the_gpu() {
+    let mut o = opts(1.5);
+    o.memory = false;
+    let (r, _) = run(sim(1, 4, "bad-fma,bad-gemm"), &o);
+    let g = &r.gpus[0];
+    assert!(g.compute_launches >= 2);
+    assert_eq!(
+        g.compute_errors % 64,
+        0,
+        "whole thread classes: {}",
+        g.compute_errors
+    );
+    assert!(g.compute_errors > 0);
+    assert_eq!(g.gemm_errors, 1, "one element once (the third SGEMM)");
+}
+
+#[test]
+fn the_gpu_selection() {
+    let mut o = opts(0.5);
+    o.selected = Some(vec![1]);
+    let (r, _) = run(sim(3, 4, ""), &o);
+    let idx: Vec<Option<u32>> = r.gpus.iter().map(|g| g.index).collect();
+    assert_eq!(idx, [Some(1)]);
+}
+
+#[test]
+fn a_stop_request_ends_the_run_quickly() {
+    let o = opts(60.0);
+    let stop = o.stop.clone();
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(500));
+        stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    });
+    let t = Instant::now();
+    let (r, _) = run(sim(2, 4, ""), &o);
+    assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
+    assert_eq!(r.interrupted_by.as_deref(), Some("signal"));
+    assert_eq!(r.gpus.len(), 2);
+}
+
+fn bin() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_gpudoctor"));
+    c.env("GPUDOCTOR_SIM_MEM_MIB", "4").env("NO_COLOR", "1");
+    c
+}
+
+#[test]
+fn formats_and_exit_codes_through_the_binary() {
+    // Healthy: exit 0, the JSON report of check's contract.
+    let out = bin()
+        .env("GPUDOCTOR_SIM_GPUS", "2")
+        .args(["stress", "--seconds", "1", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["schema"], "gpudoctor.report/1");
+    assert_eq!(v["verdict"], "pass");
+    assert_eq!(v["snapshot"]["stress"]["gpus"].as_array().unwrap().len(), 2);
+    // A faulty GPU: exit 1 (gpu-burn would exit 0), the finding names what failed.
+    let out = bin()
+        .env("GPUDOCTOR_SIM_GPUS", "1")
+        .env("GPUDOCTOR_SIM_FAULTS", "stuck-bit")
+        .args(["stress", "--seconds", "1", "--format", "jsonl"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines[0]["event"], "start");
+    assert!(lines
+        .iter()
+        .any(|l| l["event"] == "memory_errors" && l["first"][0]["offset"] == 400));
+    let last = lines.last().unwrap();
+    assert_eq!(last["event"], "report");
+    let f = common::finding(&last["report"], "stress.memory");
+    assert_eq!(
+        (f["severity"].as_str(), f["category"].as_str()),
+        (Some("error"), Some("stress_failure"))
+    );
+    // Xid 79 under load: hardware_fault; human output; progress lines on stderr.
+    let out = bin()
+        .env("GPUDOCTOR_SIM_GPUS", "1")
+        .env("GPUDOCTOR_SIM_FAULTS", "xid79")
+        .args(["stress", "--seconds", "1.5"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.starts_with("[✗] Stress test: 1 GPU(s)"), "{stdout}");
+    assert!(stdout.contains("✗ GPU 0 (gpudoctor simulated GPU): Xid 79 (GPU_HAS_FALLEN_OFF_THE_BUS) during the test"), "{stdout}");
+    assert!(
+        stdout.contains("rule stress.watch · hardware_fault"),
+        "{stdout}"
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("GPU 0: Xid 79"), "{stderr}");
+    assert!(
+        stderr.contains("GPU 0: ") && stderr.contains("rounds"),
+        "a final progress line: {stderr}"
+    );
+}
+
+fn interrupted(signal: i32, code: i32) {
+    let child = bin()
+        .env("GPUDOCTOR_SIM_GPUS", "2")
+        .args(["stress", "--minutes", "10", "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    let t = Instant::now();
+    // SAFETY: a plain kill(2) of our own child.
+    unsafe { libc::kill(child.id() as i32, signal) };
+    let out = child.wait_with_output().unwrap();
+    let took = t.elapsed();
+    assert!(
+        took < Duration::from_secs(2),
+        "exited {took:?} after the signal"
+    );
+    assert_eq!(out.status.code(), Some(code));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let name = if signal == libc::SIGTERM {
+        "SIGTERM"
+    } else {
+        "SIGINT"
+    };
+    assert_eq!(v["snapshot"]["stress"]["interrupted_by"], name);
+    let f = common::finding(&v, "stress.run");
+    assert!(
+        f["title"]
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("Interrupted by {name} after")),
+        "{f}"
+    );
+    assert_eq!(
+        v["snapshot"]["stress"]["gpus"].as_array().unwrap().len(),
+        2,
+        "the partial summary"
+    );
+}
+
+#[test]
+fn ctrl_c_gives_130_and_the_partial_report() {
+    interrupted(libc::SIGINT, 130);
+}
+
+#[test]
+fn sigterm_gives_143() {
+    interrupted(libc::SIGTERM, 143);
+}
+
+#[test]
+fn bad_arguments_exit_2() {
+    for args in [
+        vec!["stress", "--seconds", "0"],
+        vec!["stress", "--minutes", "-1"],
+        vec!["stress", "--memory-fraction", "1.5"],
+        vec!["stress", "--tests", "memory,disk"],
+        vec!["stress", "--inject-faults", "5000"],
+        vec!["stress", "--minutes", "1", "--seconds", "5"],
+    ] {
+        let out = bin().args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("error"),
+            "{args:?}"
+        );
+    }
+}
+
+#[test]
+fn without_a_driver_stress_fails_at_once_in_every_format() {
+    if common::has_driver() {
+        eprintln!("skipping: this machine has an NVIDIA driver");
+        return;
+    }
+    for format in ["human", "json", "jsonl"] {
+        let t = Instant::now();
+        let out = Command::new(env!("CARGO_BIN_EXE_gpudoctor"))
+            .args(["stress", "--seconds", "30", "--format", format])
+            .output()
+            .unwrap();
+        assert!(
+            t.elapsed() < Duration::from_secs(2),
+            "{format}: {:?}",
+            t.elapsed()
+        );
+        assert_eq!(out.status.code(), Some(1), "{format}");
+        let s = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            s.contains("No NVIDIA driver: the stress test cannot run"),
+            "{format}: {s}"
+        );
+        assert!(s.contains("driver_missing"), "{format}: {s}");
+    }
+}
