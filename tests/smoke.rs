@@ -6,11 +6,11 @@
 
 mod common;
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use gpudoctor::gpu::smoke::{self, expected_arith, SmokeOptions};
+use gpudoctor::gpu::sim::SimDevice;
+use gpudoctor::gpu::smoke::{self, SmokeOptions};
 use gpudoctor::gpu::{Arg, Backend, Buf, Device, DeviceInfo};
 use gpudoctor::matrix::Matrix;
 use gpudoctor::report::{Category, Finding, Severity};
@@ -86,9 +86,7 @@ impl Backend for Fake {
                 pci_bus_id: self.0.devices.get(ordinal as usize).map(|s| s.to_string()),
                 uuid: Some(format!("GPU-fake-{ordinal}")),
             },
-            mem: HashMap::new(),
-            next: 0x7f00_0000_0000,
-            module: false,
+            inner: SimDevice::new(ordinal, 80 << 30, Default::default()),
         }))
     }
     fn cublas(&self) -> Result<String, String> {
@@ -100,26 +98,31 @@ impl Backend for Fake {
     }
 }
 
+/// A simulated GPU (memory and kernels on the CPU) with the test's faults in front of it.
 struct FakeDevice {
     f: Faults,
     info: DeviceInfo,
-    mem: HashMap<u64, Vec<u8>>,
-    next: u64,
-    module: bool,
+    inner: SimDevice,
 }
 
 impl FakeDevice {
+    /// Flips one bit of `data` when `call` is the one to corrupt.
     fn flip(&self, call: &str, data: &mut [u8]) {
         if self.f.corrupt == Some(call) && !data.is_empty() {
             let i = data.len() / 3;
             data[i] ^= 0x10;
         }
     }
-    fn words(&self, b: Buf) -> Vec<u32> {
-        self.mem[&b.ptr]
-            .chunks_exact(4)
-            .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
-            .collect()
+    /// Corrupts a device buffer in place (after a kernel wrote it).
+    fn corrupt(&mut self, call: &str, b: Buf, at: Option<usize>, mask: u8) {
+        if self.f.corrupt != Some(call) {
+            return;
+        }
+        let mut data = vec![0u8; b.bytes];
+        self.inner.download(b, &mut data).unwrap();
+        let i = at.unwrap_or(data.len() / 3);
+        data[i] ^= mask;
+        self.inner.upload(b, &data).unwrap();
     }
 }
 
@@ -135,27 +138,22 @@ impl Device for FakeDevice {
         &self.info
     }
     fn mem_info(&mut self) -> Result<(u64, u64), GpuCallError> {
-        Ok((79 << 30, 80 << 30))
+        self.inner.mem_info()
     }
     fn alloc(&mut self, bytes: usize) -> Result<Buf, GpuCallError> {
         self.f.at("alloc")?;
-        let p = self.next;
-        self.next += bytes as u64 + 4096;
-        self.mem.insert(p, vec![0; bytes]);
-        Ok(Buf { ptr: p, bytes })
+        self.inner.alloc(bytes)
     }
     fn free(&mut self, buf: Buf) -> Result<(), GpuCallError> {
-        self.mem.remove(&buf.ptr);
-        Ok(())
+        self.inner.free(buf)
     }
     fn upload(&mut self, dst: Buf, src: &[u8]) -> Result<(), GpuCallError> {
         self.f.at("upload")?;
-        self.mem.get_mut(&dst.ptr).unwrap()[..src.len()].copy_from_slice(src);
-        Ok(())
+        self.inner.upload(dst, src)
     }
     fn download(&mut self, src: Buf, dst: &mut [u8]) -> Result<(), GpuCallError> {
         self.f.at("download")?;
-        dst.copy_from_slice(&self.mem[&src.ptr][..dst.len()]);
+        self.inner.download(src, dst)?;
         self.flip("download", dst);
         Ok(())
     }
@@ -166,65 +164,32 @@ impl Device for FakeDevice {
     fn load_module(&mut self, ptx: &str) -> Result<(), GpuCallError> {
         self.f.at("load_module")?;
         assert!(ptx.contains(".entry smoke_arith") && ptx.contains(".entry copy_v4"));
-        self.module = true;
-        Ok(())
+        self.inner.load_module(ptx)
     }
-    fn launch(
-        &mut self,
-        kernel: &str,
-        _g: u32,
-        _b: u32,
-        args: &[Arg],
-    ) -> Result<f64, GpuCallError> {
-        assert!(self.module, "launch before load_module");
-        let call = format!("launch:{kernel}");
-        self.f.at(Box::leak(call.clone().into_boxed_str()))?;
-        match kernel {
-            "smoke_arith" => {
-                let Arg::U32(n) = args[2] else { panic!() };
-                let (mut u, mut f) = (Vec::new(), Vec::new());
-                for i in 0..n {
-                    let (a, b) = expected_arith(i);
-                    u.extend_from_slice(&a.to_le_bytes());
-                    f.extend_from_slice(&b.to_le_bytes());
-                }
-                self.flip(&call, &mut f);
-                self.mem.insert(ptr(&args[0]).ptr, u);
-                self.mem.insert(ptr(&args[1]).ptr, f);
-            }
-            "copy_v4" => {
-                let mut data = self.mem[&ptr(&args[1]).ptr].clone();
-                self.flip(&call, &mut data);
-                self.mem.insert(ptr(&args[0]).ptr, data);
-            }
-            k => panic!("unknown kernel {k}"),
-        }
+    fn launch(&mut self, kernel: &str, g: u32, b: u32, args: &[Arg]) -> Result<f64, GpuCallError> {
+        let call: &'static str = Box::leak(format!("launch:{kernel}").into_boxed_str());
+        self.f.at(call)?;
+        self.inner.launch(kernel, g, b, args)?;
+        // The output: the float buffer of smoke_arith, the destination of copy_v4.
+        let out = if kernel == "smoke_arith" {
+            ptr(&args[1])
+        } else {
+            ptr(&args[0])
+        };
+        self.corrupt(call, out, None, 0x10);
         Ok(0.05)
     }
     fn sgemm(
         &mut self,
-        (m, n, k): (u32, u32, u32),
+        dims: (u32, u32, u32),
         a: Buf,
         b: Buf,
         c: Buf,
-        _r: u32,
+        r: u32,
     ) -> Result<f64, GpuCallError> {
         self.f.at("sgemm")?;
-        let (m, n, k) = (m as usize, n as usize, k as usize);
-        let (a, b) = (self.words(a), self.words(b));
-        let f = |w: u32| f32::from_bits(w);
-        let mut out = Vec::with_capacity(m * n * 4);
-        for col in 0..n {
-            for row in 0..m {
-                let s: f32 = (0..k).map(|i| f(a[i * m + row]) * f(b[col * k + i])).sum();
-                out.push(s);
-            }
-        }
-        let mut bytes: Vec<u8> = out.iter().flat_map(|x| x.to_le_bytes()).collect();
-        if self.f.corrupt == Some("sgemm") {
-            bytes[4 * 1000 + 3] ^= 0x40; // the sign/exponent of C[488,1]
-        }
-        self.mem.insert(c.ptr, bytes);
+        self.inner.sgemm(dims, a, b, c, r)?;
+        self.corrupt("sgemm", c, Some(4 * 1000 + 3), 0x40); // the sign/exponent of C[488,1]
         Ok(0.1)
     }
 }

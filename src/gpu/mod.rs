@@ -99,6 +99,26 @@ pub trait Device {
     ) -> Result<f64, GpuCallError>;
 }
 
+/// The NVML index of a CUDA device, matched by PCI bus id (the driver API enumerates fastest
+/// first, NVML in PCI order), and whether `--gpu` selects it (an unmatched device is kept).
+pub fn nvml_index(
+    info: &DeviceInfo,
+    nvml_gpus: &[(u32, Option<String>)],
+    selected: Option<&[u32]>,
+) -> (Option<u32>, bool) {
+    let index = info.pci_bus_id.as_ref().and_then(|bus| {
+        nvml_gpus
+            .iter()
+            .find(|(_, b)| b.as_ref().is_some_and(|b| b.eq_ignore_ascii_case(bus)))
+            .map(|(i, _)| *i)
+    });
+    let wanted = match (selected, index) {
+        (Some(sel), Some(i)) => sel.contains(&i),
+        _ => true,
+    };
+    (index, wanted)
+}
+
 /// The category of a failed GPU call, from its CUDA driver API error code
 /// (https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__TYPES.html, CUresult).
 pub fn category_of(err: &GpuCallError) -> Category {

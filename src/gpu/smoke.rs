@@ -252,16 +252,9 @@ fn gpu_steps(
         }
     };
     let info = dev.info().clone();
-    let index = info.pci_bus_id.as_ref().and_then(|bus| {
-        opts.nvml_gpus
-            .iter()
-            .find(|(_, b)| b.as_ref().is_some_and(|b| b.eq_ignore_ascii_case(bus)))
-            .map(|(i, _)| *i)
-    });
-    if let (Some(sel), Some(i)) = (&opts.selected, index) {
-        if !sel.contains(&i) {
-            return false;
-        }
+    let (index, wanted) = super::nvml_index(&info, &opts.nvml_gpus, opts.selected.as_deref());
+    if !wanted {
+        return false;
     }
     set(shared, |g| {
         g.index = index;

@@ -533,16 +533,9 @@ fn worker(
         }
     };
     let info = dev.info().clone();
-    let index = info.pci_bus_id.as_ref().and_then(|bus| {
-        opts.nvml_gpus
-            .iter()
-            .find(|(_, b)| b.as_ref().is_some_and(|b| b.eq_ignore_ascii_case(bus)))
-            .map(|(i, _)| *i)
-    });
-    if let (Some(sel), Some(i)) = (&opts.selected, index) {
-        if !sel.contains(&i) {
-            return;
-        }
+    let (index, wanted) = super::nvml_index(&info, &opts.nvml_gpus, opts.selected.as_deref());
+    if !wanted {
+        return;
     }
     let gpu = index.unwrap_or(ordinal);
     update(shared, |g| {
