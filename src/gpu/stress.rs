@@ -834,18 +834,7 @@ fn stress_device(
             )?;
             fma_ms += ms;
             flops += f64::from(grid) * 256.0 * f64::from(FMA_ITERS) * 24.0;
-            let bad = read_u64s(dev, plan.fma_errs, 1)?
-                .first()
-                .copied()
-                .unwrap_or(0);
-            if bad > 0 {
-                zero(dev, plan.fma_errs)?;
-                let _ = tx.send(Event::ComputeErrors {
-                    gpu,
-                    test: "fma".into(),
-                    count: bad,
-                });
-            }
+            let bad = take_errors(dev, plan.fma_errs, gpu, "fma", tx)?;
             let gf = if fma_ms > 0.0 {
                 Some((flops / (fma_ms / 1000.0) / 1e9).round())
             } else {
@@ -874,18 +863,7 @@ fn stress_device(
                         Arg::Ptr(plan.fma_errs),
                     ],
                 )?;
-                let bad = read_u64s(dev, plan.fma_errs, 1)?
-                    .first()
-                    .copied()
-                    .unwrap_or(0);
-                if bad > 0 {
-                    zero(dev, plan.fma_errs)?;
-                    let _ = tx.send(Event::ComputeErrors {
-                        gpu,
-                        test: "sgemm".into(),
-                        count: bad,
-                    });
-                }
+                let bad = take_errors(dev, plan.fma_errs, gpu, "sgemm", tx)?;
                 update(shared, |g| {
                     g.gemm_launches += 1;
                     g.gemm_errors += bad;
@@ -899,6 +877,26 @@ fn stress_device(
     }
     rep.progress(shared, true);
     Ok(())
+}
+
+/// Reads a compute error counter, resets it, and reports a non-zero count as an event.
+fn take_errors(
+    dev: &mut dyn Device,
+    counter: Buf,
+    gpu: u32,
+    test: &str,
+    tx: &mpsc::Sender<Event>,
+) -> Result<u64, GpuCallError> {
+    let bad = read_u64s(dev, counter, 1)?.first().copied().unwrap_or(0);
+    if bad > 0 {
+        zero(dev, counter)?;
+        let _ = tx.send(Event::ComputeErrors {
+            gpu,
+            test: test.into(),
+            count: bad,
+        });
+    }
+    Ok(bad)
 }
 
 fn chunks_bytes(b: &[Buf]) -> u64 {
