@@ -958,14 +958,24 @@ pub struct StressGpu {
     pub compute_errors: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fma_gflops: Option<f64>,
-    /// cuBLAS SGEMM: launches, elements that differed from the first result (gpu-burn's
-    /// check), and its rate (the reference for the FMA burn).
+    /// cuBLAS GEMMs (every type): launches, elements that differed from that type's first
+    /// result (gpu-burn's check); SGEMM's rate is the reference for the FMA burn.
     #[serde(default)]
     pub gemm_launches: u64,
     #[serde(default)]
     pub gemm_errors: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sgemm_gflops: Option<f64>,
+    /// Half-precision and bfloat16 GEMMs (f32 accumulation), compared the same way.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hgemm_gflops: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bf16_gflops: Option<f64>,
+    /// The GEMM types that ran ("sgemm", "hgemm", "bf16gemm"), and those skipped with why.
+    #[serde(default)]
+    pub gemm_types: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gemm_skipped: Vec<String>,
     /// Bit flips injected with --inject-faults, and how many of them the test reported at
     /// their address.
     #[serde(default)]

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use gpudoctor::gpu::sim::SimDevice;
 use gpudoctor::gpu::smoke::{self, SmokeOptions};
-use gpudoctor::gpu::{Arg, Backend, Buf, Device, DeviceInfo};
+use gpudoctor::gpu::{Arg, Backend, Buf, Device, DeviceInfo, GemmType};
 use gpudoctor::matrix::Matrix;
 use gpudoctor::report::{Category, Finding, Severity};
 use gpudoctor::rules::{self, Context, RuleOptions, Selection};
@@ -179,8 +179,9 @@ impl Device for FakeDevice {
         self.corrupt(call, out, None, 0x10);
         Ok(0.05)
     }
-    fn sgemm(
+    fn gemm(
         &mut self,
+        ty: GemmType,
         dims: (u32, u32, u32),
         a: Buf,
         b: Buf,
@@ -188,7 +189,7 @@ impl Device for FakeDevice {
         r: u32,
     ) -> Result<f64, GpuCallError> {
         self.f.at("sgemm")?;
-        self.inner.sgemm(dims, a, b, c, r)?;
+        self.inner.gemm(ty, dims, a, b, c, r)?;
         self.corrupt("sgemm", c, Some(4 * 1000 + 3), 0x40); // the sign/exponent of C[488,1]
         Ok(0.1)
     }

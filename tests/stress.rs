@@ -349,3 +349,44 @@ fn without_a_driver_stress_fails_at_once_in_every_format() {
         assert!(s.contains("driver_missing"), "{format}: {s}");
     }
 }
+
+#[test]
+fn half_and_bfloat16_conversions() {
+    use gpudoctor::gpu::{f16_to_f32, f32_to_bf16, f32_to_f16, GemmType};
+    // IEEE 754 binary16 and bfloat16 bit patterns of known values.
+    assert_eq!(f32_to_f16(1.0), 0x3C00);
+    assert_eq!(f32_to_f16(0.5), 0x3800);
+    assert_eq!(f32_to_f16(-2.0), 0xC000);
+    assert_eq!(f32_to_f16(65504.0), 0x7BFF);
+    assert_eq!(f32_to_f16(1.0 / 256.0), 0x1C00);
+    assert_eq!(
+        f32_to_f16(1.0 + 1.0 / 2048.0),
+        0x3C00,
+        "a tie rounds to even"
+    );
+    assert_eq!(
+        f32_to_f16(1.0 + 3.0 / 2048.0),
+        0x3C02,
+        "a tie rounds to even (up)"
+    );
+    assert_eq!(f32_to_bf16(1.0), 0x3F80);
+    assert_eq!(f32_to_bf16(-0.75), 0xBF40);
+    assert_eq!(f16_to_f32(0x3555), 0.333_251_95);
+    // The stress GEMM inputs k/256 are exact in every type.
+    let v: Vec<f32> = (0..256).map(|k| k as f32 / 256.0).collect();
+    for ty in GemmType::ALL {
+        assert_eq!(ty.decode(&ty.encode(&v)), v, "{ty:?}");
+    }
+}
+
+#[test]
+fn every_gemm_type_runs_and_is_compared() {
+    let mut o = opts(1.5);
+    o.memory = false;
+    let (r, _) = run(sim(1, 4, "bad-gemm"), &o);
+    let g = &r.gpus[0];
+    assert_eq!(g.gemm_types, ["sgemm", "hgemm", "bf16gemm"]);
+    assert!(g.hgemm_gflops.is_some() && g.bf16_gflops.is_some());
+    assert!(g.gemm_launches >= 3, "{g:?}");
+    assert_eq!(g.gemm_errors, 1, "one element of one fp16 result");
+}

@@ -16,7 +16,7 @@ use std::ffi::{c_void, CString};
 use cudarc::driver::result as cu;
 use cudarc::driver::sys;
 
-use super::{Arg, Backend, Buf, Device, DeviceInfo};
+use super::{Arg, Backend, Buf, Device, DeviceInfo, GemmType};
 use crate::snapshot::GpuCallError;
 
 /// The CUDA driver, loaded at run time.
@@ -396,8 +396,9 @@ impl Device for CudaDevice {
         })
     }
 
-    fn sgemm(
+    fn gemm(
         &mut self,
+        ty: GemmType,
         (m, n, k): (u32, u32, u32),
         a: Buf,
         b: Buf,
@@ -424,29 +425,66 @@ impl Device for CudaDevice {
             }
         };
         let (alpha, beta) = (1.0f32, 0.0f32);
+        let op = bsys::cublasOperation_t::CUBLAS_OP_N;
+        let call = if ty == GemmType::F32 {
+            "cublasSgemm"
+        } else {
+            "cublasGemmEx"
+        };
         let mut best = f64::INFINITY;
         for _ in 0..reps.saturating_add(1) {
-            let ms = self.timed("cublasSgemm", &mut || {
-                // SAFETY: a, b and c hold m*k, k*n and m*n floats (the runner allocates them).
-                unsafe {
-                    blas::sgemm(
-                        h,
-                        bsys::cublasOperation_t::CUBLAS_OP_N,
-                        bsys::cublasOperation_t::CUBLAS_OP_N,
-                        m as i32,
-                        n as i32,
-                        k as i32,
-                        &alpha,
-                        a.ptr as *const f32,
-                        m as i32,
-                        b.ptr as *const f32,
-                        k as i32,
-                        &beta,
-                        c.ptr as *mut f32,
-                        m as i32,
-                    )
-                }
-                .map_err(|e| blas_err("cublasSgemm", e))
+            let ms = self.timed(call, &mut || {
+                // SAFETY: a, b and c hold m*k, k*n elements of `ty` and m*n floats (the
+                // runners allocate them so).
+                let r = unsafe {
+                    match ty {
+                        GemmType::F32 => blas::sgemm(
+                            h,
+                            op,
+                            op,
+                            m as i32,
+                            n as i32,
+                            k as i32,
+                            &alpha,
+                            a.ptr as *const f32,
+                            m as i32,
+                            b.ptr as *const f32,
+                            k as i32,
+                            &beta,
+                            c.ptr as *mut f32,
+                            m as i32,
+                        ),
+                        GemmType::F16 | GemmType::Bf16 => {
+                            let t = if ty == GemmType::F16 {
+                                bsys::cudaDataType::CUDA_R_16F
+                            } else {
+                                bsys::cudaDataType::CUDA_R_16BF
+                            };
+                            blas::gemm_ex(
+                                h,
+                                op,
+                                op,
+                                m as i32,
+                                n as i32,
+                                k as i32,
+                                (&alpha as *const f32).cast(),
+                                a.ptr as *const c_void,
+                                t,
+                                m as i32,
+                                b.ptr as *const c_void,
+                                t,
+                                k as i32,
+                                (&beta as *const f32).cast(),
+                                c.ptr as *mut c_void,
+                                bsys::cudaDataType::CUDA_R_32F,
+                                m as i32,
+                                bsys::cublasComputeType_t::CUBLAS_COMPUTE_32F,
+                                bsys::cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
+                            )
+                        }
+                    }
+                };
+                r.map_err(|e| blas_err(call, e))
             })?;
             best = best.min(ms);
         }

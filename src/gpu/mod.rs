@@ -87,16 +87,115 @@ pub trait Device {
         block: u32,
         args: &[Arg],
     ) -> Result<f64, GpuCallError>;
-    /// C = A * B for column-major m x k and k x n f32 matrices with cuBLAS, `reps` times after
-    /// one warm-up; returns the best milliseconds of one.
-    fn sgemm(
+    /// C = A * B with cuBLAS for column-major m x k and k x n matrices of `ty` (C in f32,
+    /// accumulated in f32), `reps` times after one warm-up; returns the best milliseconds of one.
+    fn gemm(
         &mut self,
+        ty: GemmType,
         dims: (u32, u32, u32),
         a: Buf,
         b: Buf,
         c: Buf,
         reps: u32,
     ) -> Result<f64, GpuCallError>;
+}
+
+/// The input type of a GEMM (the output is f32).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GemmType {
+    F32,
+    F16,
+    Bf16,
+}
+
+impl GemmType {
+    pub const ALL: [GemmType; 3] = [GemmType::F32, GemmType::F16, GemmType::Bf16];
+    pub fn bytes(self) -> usize {
+        match self {
+            GemmType::F32 => 4,
+            GemmType::F16 | GemmType::Bf16 => 2,
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            GemmType::F32 => "sgemm",
+            GemmType::F16 => "hgemm",
+            GemmType::Bf16 => "bf16gemm",
+        }
+    }
+    /// The little-endian bytes of `v` in this type (round to nearest even; finite normal
+    /// values and zero, which is all the GEMM inputs use).
+    pub fn encode(self, v: &[f32]) -> Vec<u8> {
+        match self {
+            GemmType::F32 => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            GemmType::Bf16 => v
+                .iter()
+                .flat_map(|x| f32_to_bf16(*x).to_le_bytes())
+                .collect(),
+            GemmType::F16 => v
+                .iter()
+                .flat_map(|x| f32_to_f16(*x).to_le_bytes())
+                .collect(),
+        }
+    }
+    /// The values of little-endian bytes of this type.
+    pub fn decode(self, b: &[u8]) -> Vec<f32> {
+        match self {
+            GemmType::F32 => b
+                .chunks_exact(4)
+                .map(|w| f32::from_le_bytes([w[0], w[1], w[2], w[3]]))
+                .collect(),
+            GemmType::Bf16 => b
+                .chunks_exact(2)
+                .map(|w| f32::from_bits(u32::from(u16::from_le_bytes([w[0], w[1]])) << 16))
+                .collect(),
+            GemmType::F16 => b
+                .chunks_exact(2)
+                .map(|w| f16_to_f32(u16::from_le_bytes([w[0], w[1]])))
+                .collect(),
+        }
+    }
+}
+
+/// bfloat16: the high half of an f32, rounded to nearest even.
+pub fn f32_to_bf16(x: f32) -> u16 {
+    let b = x.to_bits();
+    let round = 0x7FFF + ((b >> 16) & 1);
+    (b.wrapping_add(round) >> 16) as u16
+}
+
+/// IEEE half precision of a finite f32 (normal range; smaller magnitudes become zero, larger
+/// ones infinity), rounded to nearest even.
+pub fn f32_to_f16(x: f32) -> u16 {
+    let b = x.to_bits();
+    let sign = ((b >> 16) & 0x8000) as u16;
+    let exp = ((b >> 23) & 0xFF) as i32 - 127 + 15;
+    let man = b & 0x7F_FFFF;
+    if exp <= 0 {
+        return sign;
+    }
+    if exp >= 31 {
+        return sign | 0x7C00;
+    }
+    let mut h = ((exp as u32) << 10) | (man >> 13);
+    let rest = man & 0x1FFF;
+    if rest > 0x1000 || (rest == 0x1000 && h & 1 == 1) {
+        h += 1; // may carry into the exponent, which is still right
+    }
+    sign | h as u16
+}
+
+/// The f32 value of an IEEE half (normal numbers, zero, infinity).
+pub fn f16_to_f32(h: u16) -> f32 {
+    let sign = u32::from(h & 0x8000) << 16;
+    let exp = u32::from((h >> 10) & 0x1F);
+    let man = u32::from(h & 0x3FF);
+    let bits = match exp {
+        0 => sign, // zero (subnormals are not used)
+        31 => sign | 0x7F80_0000 | (man << 13),
+        e => sign | ((e + 127 - 15) << 23) | (man << 13),
+    };
+    f32::from_bits(bits)
 }
 
 /// The NVML index of a CUDA device, matched by PCI bus id (the driver API enumerates fastest

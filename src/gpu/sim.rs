@@ -3,7 +3,7 @@
 //! `check` and `stress` be tested end to end (events, formats, signals, verdicts) on machines
 //! without a GPU. Chosen with the hidden variable `GPUDOCTOR_SIM_GPUS=N`; faults with
 //! `GPUDOCTOR_SIM_FAULTS` (comma-separated): `stuck-bit` (one memory bit reads back flipped),
-//! `bad-fma` (one FMA thread class computes wrong), `bad-gemm` (one SGEMM element differs once),
+//! `bad-fma` (one FMA thread class computes wrong), `bad-gemm` (one element of the fifth GEMM differs),
 //! `slow` (each kernel takes 50 ms), `xid79` (reported by the simulated watch). Each simulated
 //! GPU has `GPUDOCTOR_SIM_MEM_MIB` MiB of memory (default 16).
 
@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use super::stress::{fma_burn_expected, injected_flips, pattern_value, Monitor, Sample};
-use super::{Arg, Backend, Buf, Device, DeviceInfo};
+use super::{Arg, Backend, Buf, Device, DeviceInfo, GemmType};
 use crate::snapshot::GpuCallError;
 
 /// What the simulated GPUs do wrong.
@@ -381,8 +381,9 @@ impl Device for SimDevice {
         }
         Ok(if self.faults.slow { 50.0 } else { 1.0 })
     }
-    fn sgemm(
+    fn gemm(
         &mut self,
+        ty: GemmType,
         (m, n, k): (u32, u32, u32),
         a: Buf,
         b: Buf,
@@ -390,9 +391,9 @@ impl Device for SimDevice {
         _reps: u32,
     ) -> Result<f64, GpuCallError> {
         let (m, n, k) = (m as usize, n as usize, k as usize);
-        let av = self.mem.get(&a.ptr).cloned().unwrap_or_default();
-        let bv = self.mem.get(&b.ptr).cloned().unwrap_or_default();
-        let f = |v: &[u8], i: usize| f32::from_bits(Self::word(v, i));
+        let av = ty.decode(self.mem.get(&a.ptr).map(Vec::as_slice).unwrap_or(&[]));
+        let bv = ty.decode(self.mem.get(&b.ptr).map(Vec::as_slice).unwrap_or(&[]));
+        let f = |v: &[f32], i: usize| v.get(i).copied().unwrap_or(0.0);
         let mut out = vec![0u8; m * n * 4];
         for col in 0..n {
             for row in 0..m {
@@ -403,7 +404,8 @@ impl Device for SimDevice {
             }
         }
         self.gemm_runs += 1;
-        if self.faults.bad_gemm && self.gemm_runs == 3 {
+        // The fifth GEMM: the first comparison run of the second type (after three reference runs).
+        if self.faults.bad_gemm && self.gemm_runs == 5 {
             let w = Self::word(&out, 7);
             Self::set_word(&mut out, 7, (f32::from_bits(w) + 1.0).to_bits());
         }

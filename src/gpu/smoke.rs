@@ -19,7 +19,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::{Arg, Backend, Buf, Device, SMOKE_PTX};
+use super::{Arg, Backend, Buf, Device, GemmType, SMOKE_PTX};
 use crate::probe::deadline::{self, Outcome};
 use crate::probe::libquery::{self, LibKind};
 use crate::snapshot::{GpuCallError, Probed, SmokeGpu, SmokeRun, SmokeStep, StepStatus};
@@ -519,7 +519,7 @@ fn sgemm(dev: &mut dyn Device) -> Result<f64, GpuCallError> {
     let r = (|| {
         dev.upload(da, &to_bytes(&a))?;
         dev.upload(db, &to_bytes(&b))?;
-        let ms = dev.sgemm((GEMM_N, GEMM_N, GEMM_N), da, db, dc, 3)?;
+        let ms = dev.gemm(GemmType::F32, (GEMM_N, GEMM_N, GEMM_N), da, db, dc, 3)?;
         let mut back = vec![0u8; bytes];
         dev.download(dc, &mut back)?;
         let c: Vec<f32> = back

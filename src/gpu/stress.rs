@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use super::{Arg, Backend, Buf, Device, SMOKE_PTX, STRESS_PTX};
+use super::{Arg, Backend, Buf, Device, GemmType, SMOKE_PTX, STRESS_PTX};
 use crate::probe::deadline;
 use crate::snapshot::{GpuCallError, MemoryError, StressGpu, StressRun, StressWatch};
 
@@ -561,7 +561,17 @@ struct Plan {
     errs: Buf,
     fma_expect: Buf,
     fma_errs: Buf,
-    gemm: Option<(u32, [Buf; 4])>, // n, A, B, C0, C1
+    gemms: Vec<GemmSet>,
+}
+
+/// One GEMM type's buffers: inputs A and B, the first result C0 and each later result C1.
+struct GemmSet {
+    ty: GemmType,
+    n: u32,
+    a: Buf,
+    b: Buf,
+    c0: Buf,
+    c1: Buf,
 }
 
 fn zero(dev: &mut dyn Device, b: Buf) -> Result<(), GpuCallError> {
@@ -617,44 +627,68 @@ fn stress_device(
     zero(dev, fma_errs)?;
     let errs = dev.alloc(16 + 16 * MAX_LOG as usize)?;
     zero(dev, errs)?;
-    let gemm = if opts.compute && blas {
-        let n: u32 = match free0 {
-            f if f >= 16 << 30 => 8192,
-            f if f >= 4 << 30 => 4096,
-            _ => 256,
-        };
-        let bytes = (n as usize) * (n as usize) * 4;
-        let bufs = [
-            dev.alloc(bytes)?,
-            dev.alloc(bytes)?,
-            dev.alloc(bytes)?,
-            dev.alloc(bytes)?,
-        ];
+    let mut gemms = Vec::new();
+    if opts.compute && blas {
+        // 4096^3 keeps a GPU busy for milliseconds per GEMM while its four buffers of each type
+        // stay under 1 % of an 80 GB GPU's memory (the pattern test wants the rest).
+        let n: u32 = if free0 >= 4 << 30 { 4096 } else { 256 };
+        let nn = n as usize * n as usize;
+        // Inputs k/256 (k < 256): exact in f32, f16 and bf16, so every type sees the same values.
         let mut seed = 0x1234_5678u32;
-        for b in &bufs[..2] {
-            let v: Vec<u8> = (0..n as usize * n as usize)
-                .flat_map(|_| {
-                    seed ^= seed << 13;
-                    seed ^= seed >> 17;
-                    seed ^= seed << 5;
-                    ((seed >> 8) as f32 / (1u32 << 24) as f32).to_le_bytes()
-                })
-                .collect();
-            dev.upload(*b, &v)?;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 17;
+            seed ^= seed << 5;
+            (seed & 0xFF) as f32 / 256.0
+        };
+        let av: Vec<f32> = (0..nn).map(|_| next()).collect();
+        let bv: Vec<f32> = (0..nn).map(|_| next()).collect();
+        for ty in GemmType::ALL {
+            let (a, b) = (dev.alloc(nn * ty.bytes())?, dev.alloc(nn * ty.bytes())?);
+            let (c0, c1) = (dev.alloc(nn * 4)?, dev.alloc(nn * 4)?);
+            dev.upload(a, &ty.encode(&av))?;
+            dev.upload(b, &ty.encode(&bv))?;
+            // The timed runs also leave the reference result in C0.
+            match dev.gemm(ty, (n, n, n), a, b, c0, 2) {
+                Ok(ms) => {
+                    let gf = (2.0 * f64::from(n).powi(3) / (ms / 1000.0) / 1e9).round();
+                    update(shared, |g| {
+                        g.gemm_types.push(ty.name().to_string());
+                        match ty {
+                            GemmType::F32 => g.sgemm_gflops = Some(gf),
+                            GemmType::F16 => g.hgemm_gflops = Some(gf),
+                            GemmType::Bf16 => g.bf16_gflops = Some(gf),
+                        }
+                    });
+                    gemms.push(GemmSet {
+                        ty,
+                        n,
+                        a,
+                        b,
+                        c0,
+                        c1,
+                    });
+                }
+                // CUBLAS_STATUS_NOT_SUPPORTED: bf16 before Ampere, for one.
+                Err(e) if e.code == Some(15) && ty != GemmType::F32 => {
+                    for x in [a, b, c0, c1] {
+                        dev.free(x)?;
+                    }
+                    update(shared, |g| {
+                        g.gemm_skipped
+                            .push(format!("{}: not supported on this GPU", ty.name()))
+                    });
+                }
+                Err(e) => return Err(e),
+            }
         }
-        let ms = dev.sgemm((n, n, n), bufs[0], bufs[1], bufs[2], 2)?;
-        let gf = 2.0 * f64::from(n).powi(3) / (ms / 1000.0) / 1e9;
-        update(shared, |g| g.sgemm_gflops = Some(gf.round()));
-        Some((n, bufs))
-    } else {
-        None
-    };
+    }
     let mut chunks = Vec::new();
     if opts.memory {
         let target = (free0 as f64 * opts.memory_fraction) as u64;
         let mut have: u64 = chunks_bytes(&[fma_expect, fma_errs, errs]);
-        if let Some((_, b)) = &gemm {
-            have += chunks_bytes(b);
+        for g in &gemms {
+            have += chunks_bytes(&[g.a, g.b, g.c0, g.c1]);
         }
         let mut chunk: u64 = 1 << 30;
         // Chunks of 1 GiB, halved on out-of-memory down to 1 MiB (cuda_memtest shrinks its
@@ -691,7 +725,7 @@ fn stress_device(
         errs,
         fma_expect,
         fma_errs,
-        gemm,
+        gemms,
     };
     let mut rep = Reporter {
         tx,
@@ -701,7 +735,6 @@ fn stress_device(
     };
     let (mut mem_bytes, mut mem_ms) = (0f64, 0f64);
     let (mut flops, mut fma_ms) = (0f64, 0f64);
-    let mut gemm_ref_done = false;
     let mut round: u64 = 0;
     let mut step_i = 0usize;
     let mut steps = round_steps(0);
@@ -845,28 +878,25 @@ fn stress_device(
                 g.compute_errors += bad;
                 g.fma_gflops = gf;
             });
-            if let Some((n, [a, b, c0, c1])) = plan.gemm {
-                if !gemm_ref_done {
-                    dev.sgemm((n, n, n), a, b, c0, 0)?;
-                    gemm_ref_done = true;
-                }
-                dev.sgemm((n, n, n), a, b, c1, 0)?;
+            for g in &plan.gemms {
+                let n = g.n;
+                dev.gemm(g.ty, (n, n, n), g.a, g.b, g.c1, 0)?;
                 dev.launch(
                     "cmp_f32",
                     grid * 4,
                     256,
                     &[
-                        Arg::Ptr(c0),
-                        Arg::Ptr(c1),
+                        Arg::Ptr(g.c0),
+                        Arg::Ptr(g.c1),
                         Arg::U64(u64::from(n) * u64::from(n)),
                         Arg::F32(GEMM_TOLERANCE),
                         Arg::Ptr(plan.fma_errs),
                     ],
                 )?;
-                let bad = take_errors(dev, plan.fma_errs, gpu, "sgemm", tx)?;
-                update(shared, |g| {
-                    g.gemm_launches += 1;
-                    g.gemm_errors += bad;
+                let bad = take_errors(dev, plan.fma_errs, gpu, g.ty.name(), tx)?;
+                update(shared, |s| {
+                    s.gemm_launches += 1;
+                    s.gemm_errors += bad;
                 });
             }
         }

@@ -575,11 +575,20 @@ fn describe_stress(s: &Snapshot) -> (String, Vec<String>, bool) {
             if let Some(r) = g.fma_gflops {
                 f.push_str(&format!(", {r:.0} GFLOP/s"));
             }
-            if let Some(r) = g.sgemm_gflops {
+            if !g.gemm_types.is_empty() {
+                let rate = |r: Option<f64>| r.map_or("?".to_string(), |r| format!("{r:.0}"));
                 f.push_str(&format!(
-                    "; SGEMM {} launch(es), {} wrong element(s), {r:.0} GFLOP/s",
-                    g.gemm_launches, g.gemm_errors
+                    "; GEMM ({}) {} launch(es), {} wrong element(s), GFLOP/s fp32 {} / fp16 {} / bf16 {}",
+                    g.gemm_types.join(", "),
+                    g.gemm_launches,
+                    g.gemm_errors,
+                    rate(g.sgemm_gflops),
+                    rate(g.hgemm_gflops),
+                    rate(g.bf16_gflops)
                 ));
+            }
+            for why in &g.gemm_skipped {
+                f.push_str(&format!("; {why}"));
             }
             facts.push(f);
         }

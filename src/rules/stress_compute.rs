@@ -1,4 +1,4 @@
-//! `stress.compute`: wrong results of the compute burn (the FMA rotation, or SGEMM results that
+//! `stress.compute`: wrong results of the compute burn (the FMA rotation, or GEMM results that
 //! differ between iterations), and a GPU much slower than the others.
 
 use serde_json::json;
@@ -13,7 +13,7 @@ pub const RULE: Rule = Rule {
         category: Category::StressFailure,
         area: Area::Stress,
         summary: "Wrong results, or a slow GPU, under the compute burn",
-        what: "Keeps every SM busy with an FMA rotation whose result is known bit for bit, and with cuBLAS with SGEMMs whose results are compared with the first (|Δ| > 1e-3, as gpu-burn and DCGM do); reports any wrong result, and a GPU whose FMA rate is below 85 % of the median of the GPUs tested.",
+        what: "Keeps every SM busy with an FMA rotation whose result is known bit for bit, and with cuBLAS with fp32, fp16 and bf16 GEMMs (fp32 accumulation) whose results are compared with the first of their type (|Δ| > 1e-3, as gpu-burn and DCGM do); reports any wrong result, and a GPU whose FMA rate is below 85 % of the median of the GPUs tested.",
         why: "A GPU that computes wrong under heat and load ruins training silently; one much slower than its peers is throttling or degraded.",
         fix: "Drain the GPU and have it replaced; for a slow GPU, look at its clocks, temperature and power under load.",
     },
@@ -44,8 +44,8 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
             out.push(on(doc
                 .finding(
                     Severity::Error,
-                    format!("{}: wrong compute results ({} FMA threads, {} SGEMM elements)", label(g), g.compute_errors, g.gemm_errors),
-                    format!("Over {} FMA launches and {} SGEMMs, results differed from the known answer (FMA) or from the first result (SGEMM, tolerance 1e-3).", g.compute_launches, g.gemm_launches),
+                    format!("{}: wrong compute results ({} FMA threads, {} GEMM elements)", label(g), g.compute_errors, g.gemm_errors),
+                    format!("Over {} FMA launches and {} GEMMs ({}), results differed from the known answer (FMA) or from the first result of the same GEMM (tolerance 1e-3).", g.compute_launches, g.gemm_launches, g.gemm_types.join(", ")),
                 )
                 .fix("Drain the GPU and have it replaced; a GPU that computes wrong cannot be trusted with training:", &["sudo dmesg | grep -E 'NVRM|Xid' | tail -20"])
                 .evidence(json!({"fma_errors": g.compute_errors, "gemm_errors": g.gemm_errors}))));
