@@ -289,8 +289,21 @@ fn check(a: CheckArgs) -> Output {
             Err(e) => return Output::tool_error(format!("could not write the JSON report: {e}")),
         },
         Format::Markdown => render::markdown::render(&report, &filter),
+        Format::Prometheus => render::prometheus::render(&report),
+        Format::Junit => {
+            render::junit::render(&report, &selected_rules(&sel), fail_on, "gpudoctor check")
+        }
     };
     Output::ok(text, status)
+}
+
+/// The documentation of the rules a selection runs (JUnit lists each as a testcase).
+fn selected_rules(sel: &Selection) -> Vec<rules::RuleDoc> {
+    rules::all()
+        .into_iter()
+        .map(|r| r.doc)
+        .filter(|d| sel.selects(d))
+        .collect()
 }
 
 /// Runs the GPU smoke tests on this machine's GPUs (the `--gpu` selection), under the same
@@ -495,6 +508,10 @@ fn stress(a: StressArgs) -> Output {
         StressFormat::Jsonl => {
             let v = serde_json::json!({"event": "report", "report": report});
             format!("{v}\n")
+        }
+        StressFormat::Prometheus => render::prometheus::render(&report),
+        StressFormat::Junit => {
+            render::junit::render(&report, &selected_rules(&sel), fail_on, "gpudoctor stress")
         }
     };
     Output::ok(text, status)

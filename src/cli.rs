@@ -45,6 +45,10 @@ pub enum Format {
     Human,
     Json,
     Markdown,
+    /// Prometheus text for node_exporter's textfile collector.
+    Prometheus,
+    /// JUnit XML: a testcase per rule (per GPU for GPU rules).
+    Junit,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -246,6 +250,8 @@ pub enum StressFormat {
     Human,
     Json,
     Jsonl,
+    Prometheus,
+    Junit,
 }
 
 #[derive(Debug, Args)]

@@ -3,7 +3,9 @@
 
 pub mod human;
 pub mod json;
+pub mod junit;
 pub mod markdown;
+pub mod prometheus;
 pub mod stress_live;
 
 use crate::report::{Area, Finding, Report, Severity};
