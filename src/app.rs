@@ -50,6 +50,8 @@ pub fn run(cli: Cli) -> Output {
         Command::Rules(a) => list_rules(a),
         Command::Explain(a) => explain(a),
         Command::Stress(a) => stress(a),
+        Command::Completions { shell } => completions(shell),
+        Command::Man => man_page(),
         Command::Recommend(a) => recommend(a),
         Command::Matrix(c) => matrix_command(c),
         Command::ProbeLib { kind, target } => probe_lib(&kind, &target),
@@ -295,6 +297,31 @@ fn check(a: CheckArgs) -> Output {
         }
     };
     Output::ok(text, status)
+}
+
+/// A completion script generated from the clap definition.
+fn completions(shell: clap_complete::Shell) -> Output {
+    use clap::CommandFactory;
+    let mut cmd = Cli::command();
+    let mut buf: Vec<u8> = Vec::new();
+    clap_complete::generate(shell, &mut cmd, "gpudoctor", &mut buf);
+    Output::ok(
+        String::from_utf8_lossy(&buf).into_owned(),
+        ExitStatus::Healthy,
+    )
+}
+
+/// The man page, generated from the clap definition.
+fn man_page() -> Output {
+    use clap::CommandFactory;
+    let mut buf: Vec<u8> = Vec::new();
+    if let Err(e) = clap_mangen::Man::new(Cli::command()).render(&mut buf) {
+        return Output::tool_error(format!("could not write the man page: {e}"));
+    }
+    Output::ok(
+        String::from_utf8_lossy(&buf).into_owned(),
+        ExitStatus::Healthy,
+    )
 }
 
 /// The documentation of the rules a selection runs (JUnit lists each as a testcase).

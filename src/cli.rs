@@ -35,6 +35,13 @@ pub enum Command {
     /// The compatibility matrix: show, validate, path, update.
     #[command(subcommand)]
     Matrix(MatrixCommand),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff): gpudoctor man > /usr/local/share/man/man1/gpudoctor.1
+    Man,
     /// Internal: load one library in this child process and print its version as JSON.
     #[command(name = "__probe-lib", hide = true)]
     ProbeLib { kind: String, target: String },
