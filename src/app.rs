@@ -232,6 +232,11 @@ fn check(a: CheckArgs) -> Output {
             return Output::tool_error(e.0);
         }
     }
+    let policy = match a.policy.policy.as_deref().map(crate::policy::Policy::load) {
+        None => None,
+        Some(Ok(p)) => Some(p),
+        Some(Err(e)) => return Output::tool_error(e),
+    };
     let matrix = match load_matrix(a.matrix.as_deref()) {
         Ok(m) => m,
         Err(e) => return Output::tool_error(e),
@@ -252,8 +257,14 @@ fn check(a: CheckArgs) -> Output {
             run_smoke(&snap, &filter, a.probe.timeout)
         };
     }
-    let opts = RuleOptions {
-        expect_gpus: a.expect_gpus,
+    let opts = match policy_options(
+        policy.as_ref(),
+        a.policy.node_class.as_deref(),
+        &snap,
+        a.expect_gpus,
+    ) {
+        Ok(x) => x,
+        Err(e) => return Output::tool_error(e),
     };
     let sel = Selection {
         only: a.only.clone(),
@@ -264,8 +275,11 @@ fn check(a: CheckArgs) -> Output {
         report
             .findings
             .retain(|f| f.gpu.is_none_or(|g| sel.contains(&g)));
-        report = Report::new(report.findings, report.snapshot, report.matrix);
     }
+    if let Some(p) = &policy {
+        p.apply(&mut report.findings, today());
+    }
+    let report = Report::new(report.findings, report.snapshot, report.matrix);
     let fail_on = match a.fail_on {
         FailOn::Error => Severity::Error,
         FailOn::Warning => Severity::Warning,
@@ -295,6 +309,7 @@ fn check(a: CheckArgs) -> Output {
         Format::Junit => {
             render::junit::render(&report, &selected_rules(&sel), fail_on, "gpudoctor check")
         }
+        Format::Line => render::line::render(&report),
     };
     Output::ok(text, status)
 }
@@ -322,6 +337,39 @@ fn man_page() -> Output {
         String::from_utf8_lossy(&buf).into_owned(),
         ExitStatus::Healthy,
     )
+}
+
+/// Days since 1970-01-01, UTC (for policy expiry dates).
+fn today() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| (d.as_secs() / 86_400) as i64)
+        .unwrap_or(0)
+}
+
+/// The rule options of a run: `--expect-gpus`, then the policy's thresholds for this node's
+/// class (named, or matched by hostname and GPU model).
+fn policy_options(
+    policy: Option<&crate::policy::Policy>,
+    node_class: Option<&str>,
+    snap: &Snapshot,
+    expect_gpus: Option<u32>,
+) -> Result<RuleOptions, String> {
+    let Some(policy) = policy else {
+        return Ok(RuleOptions {
+            expect_gpus,
+            ..RuleOptions::default()
+        });
+    };
+    let host = probe::host::hostname();
+    let class = policy.class(node_class, host.as_deref(), snap)?;
+    let t = policy.thresholds(class);
+    Ok(RuleOptions {
+        expect_gpus: expect_gpus.or(t.expect_gpus),
+        min_driver: t.min_driver,
+        max_temperature_c: t.max_temperature_c,
+        max_ecc_uncorrected: t.max_ecc_uncorrected,
+    })
 }
 
 /// The documentation of the rules a selection runs (JUnit lists each as a testcase).
@@ -416,6 +464,11 @@ fn stress(a: StressArgs) -> Output {
             st::MAX_LOG
         ));
     }
+    let policy = match a.policy.policy.as_deref().map(crate::policy::Policy::load) {
+        None => None,
+        Some(Ok(p)) => Some(p),
+        Some(Err(e)) => return Output::tool_error(e),
+    };
     let matrix = match load_matrix(None) {
         Ok(m) => m,
         Err(e) => return Output::tool_error(e),
@@ -507,7 +560,15 @@ fn stress(a: StressArgs) -> Output {
         only: vec!["stress.".into()],
         skip: Vec::new(),
     };
-    let report = evaluate(snap, &matrix, &RuleOptions::default(), &sel);
+    let opts = match policy_options(policy.as_ref(), a.policy.node_class.as_deref(), &snap, None) {
+        Ok(x) => x,
+        Err(e) => return Output::tool_error(e),
+    };
+    let mut report = evaluate(snap, &matrix, &opts, &sel);
+    if let Some(p) = &policy {
+        p.apply(&mut report.findings, today());
+    }
+    let report = Report::new(report.findings, report.snapshot, report.matrix);
     let fail_on = match a.fail_on {
         FailOn::Error => Severity::Error,
         FailOn::Warning => Severity::Warning,
@@ -540,6 +601,7 @@ fn stress(a: StressArgs) -> Output {
         StressFormat::Junit => {
             render::junit::render(&report, &selected_rules(&sel), fail_on, "gpudoctor stress")
         }
+        StressFormat::Line => render::line::render(&report),
     };
     Output::ok(text, status)
 }

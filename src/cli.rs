@@ -56,6 +56,8 @@ pub enum Format {
     Prometheus,
     /// JUnit XML: a testcase per rule (per GPU for GPU rules).
     Junit,
+    /// One line: the verdict and the most severe findings (for scripts: Slurm, NPD, gates).
+    Line,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -147,6 +149,19 @@ pub struct CheckArgs {
     /// Show every fact gathered, not only those under findings.
     #[arg(short, long)]
     pub verbose: bool,
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+}
+
+/// A fleet's policy file.
+#[derive(Debug, Args, Clone)]
+pub struct PolicyArgs {
+    /// A policy file (YAML): waivers with reasons and expiry dates, severity changes, thresholds per node class.
+    #[arg(long, value_name = "FILE", env = "GPUDOCTOR_POLICY")]
+    pub policy: Option<PathBuf>,
+    /// The policy's node class for this machine (default: the first class whose hostname and GPU model match).
+    #[arg(long, value_name = "NAME", requires = "policy")]
+    pub node_class: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -259,6 +274,7 @@ pub enum StressFormat {
     Jsonl,
     Prometheus,
     Junit,
+    Line,
 }
 
 #[derive(Debug, Args)]
@@ -293,4 +309,6 @@ pub struct StressArgs {
     /// Flip N bits in device memory between write and verify, to prove they are found (max 1024).
     #[arg(long, value_name = "N", default_value_t = 0, hide = true)]
     pub inject_faults: u32,
+    #[command(flatten)]
+    pub policy: PolicyArgs,
 }

@@ -14,6 +14,7 @@ pub mod gpu;
 pub mod interrupt;
 pub mod matrix;
 pub mod matrix_update;
+pub mod policy;
 pub mod probe;
 pub mod recommend;
 pub mod redact;

@@ -149,9 +149,22 @@ pub struct Finding {
     pub gpu: Option<u32>,
     #[serde(default)]
     pub links: Vec<String>,
+    /// Set when a `--policy` waiver covers it: it still shows, but no longer counts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waived: Option<Waived>,
     /// Where the human renderer shows it (not part of the JSON contract).
     #[serde(skip)]
     pub area: Area,
+}
+
+/// A policy waiver on a finding.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Waived {
+    pub reason: String,
+    /// YYYY-MM-DD, the last day it holds.
+    pub expires: String,
+    /// Where the waiver is: "policy.yaml:12:5".
+    pub policy: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -179,6 +192,13 @@ pub struct Summary {
     pub errors: usize,
     pub warnings: usize,
     pub infos: usize,
+    /// Findings a policy waived (not counted above).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub waived: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// What `check` found: the report of design.md's JSON contract.
@@ -203,11 +223,17 @@ impl Report {
                 .then(a.rule.cmp(&b.rule))
                 .then(a.gpu.cmp(&b.gpu))
         });
-        let count = |s| findings.iter().filter(|f| f.severity == s).count();
+        let count = |s| {
+            findings
+                .iter()
+                .filter(|f| f.severity == s && f.waived.is_none())
+                .count()
+        };
         let summary = Summary {
             errors: count(Severity::Error),
             warnings: count(Severity::Warning),
             infos: count(Severity::Info),
+            waived: findings.iter().filter(|f| f.waived.is_some()).count(),
         };
         let verdict = if summary.errors > 0 {
             Verdict::Fail
@@ -232,7 +258,9 @@ impl Report {
 
     /// True when a finding at or above `fail_on` exists (exit 1).
     pub fn unfit(&self, fail_on: Severity) -> bool {
-        self.findings.iter().any(|f| f.severity >= fail_on)
+        self.findings
+            .iter()
+            .any(|f| f.severity >= fail_on && f.waived.is_none())
     }
 }
 

@@ -25,6 +25,7 @@ fn report(
         &m,
         &RuleOptions {
             expect_gpus: expect,
+            ..RuleOptions::default()
         },
         &Selection::default(),
     )

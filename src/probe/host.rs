@@ -110,3 +110,16 @@ fn container(root: &Path, env: &dyn Fn(&str) -> Option<String>) -> (Option<Strin
 #[cfg(test)]
 #[path = "host_tests.rs"]
 mod tests;
+
+/// This machine's hostname (for `--policy` node classes), or None when it cannot be read.
+pub fn hostname() -> Option<String> {
+    let mut buf = [0u8; 256];
+    // SAFETY: the buffer is as long as we say; gethostname NUL-terminates within it or fails.
+    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    if rc != 0 {
+        return None;
+    }
+    let end = buf.iter().position(|b| *b == 0).unwrap_or(buf.len());
+    let h = String::from_utf8_lossy(buf.get(..end).unwrap_or(&[])).into_owned();
+    (!h.is_empty()).then(|| crate::sanitize::clean_line(&h, 253))
+}

@@ -83,6 +83,14 @@ pub fn render(report: &Report, opts: &HumanOptions) -> String {
                 p.sev(f.severity),
                 p.bold(&clean(&f.title))
             ));
+            if let Some(w) = &f.waived {
+                out.push_str(&format!(
+                    "      Waived until {} by {}: {}\n",
+                    clean(&w.expires),
+                    clean(&w.policy),
+                    clean(&w.reason)
+                ));
+            }
             if !f.detail.is_empty() {
                 out.push_str(&format!("      {}\n", clean(&f.detail)));
             }

@@ -4,6 +4,7 @@
 pub mod human;
 pub mod json;
 pub mod junit;
+pub mod line;
 pub mod markdown;
 pub mod prometheus;
 pub mod stress_live;
@@ -56,7 +57,9 @@ pub fn areas<'a>(report: &'a Report, gpus: &GpuFilter) -> Vec<AreaView<'a>> {
             let (headline, facts, unknown) = describe(area, s, gpus);
             let judged: Vec<&&Finding> = findings
                 .iter()
-                .filter(|f| f.category != crate::report::Category::MatrixStale)
+                .filter(|f| {
+                    f.category != crate::report::Category::MatrixStale && f.waived.is_none()
+                })
                 .collect();
             let stale = judged.len() < findings.len();
             let worst = judged.iter().map(|f| f.severity).max();

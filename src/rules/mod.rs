@@ -29,6 +29,7 @@ mod health_throttle;
 mod kernel_log_unreadable;
 mod library_path_conflict;
 mod matrix_stale;
+mod policy_thresholds;
 mod probe_timeout;
 mod smoke_failed;
 mod smoke_pcie;
@@ -64,8 +65,12 @@ pub struct Rule {
 /// Options that change what rules expect.
 #[derive(Debug, Clone, Default)]
 pub struct RuleOptions {
-    /// `--expect-gpus N`.
+    /// `--expect-gpus N` (or the policy's).
     pub expect_gpus: Option<u32>,
+    /// A `--policy` file's limits for this node.
+    pub min_driver: Option<String>,
+    pub max_temperature_c: Option<u32>,
+    pub max_ecc_uncorrected: Option<u64>,
 }
 
 pub struct Context<'a> {
@@ -135,6 +140,7 @@ impl RuleDoc {
             evidence: serde_json::Value::Object(Default::default()),
             gpu: None,
             links: Vec::new(),
+            waived: None,
             area: self.area,
         }
     }
@@ -206,6 +212,7 @@ pub fn all() -> Vec<Rule> {
         matrix_stale::RULE,
         cuda_visible_devices::RULE,
         debug_injection::RULE,
+        policy_thresholds::RULE,
         probe_timeout::RULE,
     ]
 }

@@ -1,0 +1,425 @@
+//! `--policy FILE`: a fleet's own rules over the report. Waive findings (by rule id or prefix,
+//! with a reason and an expiry date; a waived finding still shows, as waived, and no longer
+//! fails the run), raise or lower a rule's severity, and set thresholds (expected GPU count,
+//! minimum driver, highest temperature, uncorrectable ECC errors) for the whole fleet or per
+//! node class, chosen by hostname pattern, GPU model or `--node-class`.
+//!
+//! ```yaml
+//! schema: gpudoctor.policy/1
+//! waive:
+//!   - rule: health.pcie
+//!     reason: "riser swap booked, OPS-1234"
+//!     expires: 2027-01-31
+//!     gpus: [3]
+//! severity:
+//!   - rule: smoke.pcie-bandwidth
+//!     to: error
+//! thresholds:
+//!   expect_gpus: 8
+//! classes:
+//!   - name: h100
+//!     match: {hostname: "gpu-h100-*", gpu: "H100"}
+//!     thresholds: {min_driver: "570.86.15", max_temperature_c: 85, max_ecc_uncorrected: 0}
+//! ```
+//!
+//! The file is read whole and checked before anything runs: an unknown field, a bad date or
+//! severity, a waiver without a reason or expiry exit 2 with file:line:column.
+
+use serde::Deserialize;
+use serde_json::json;
+use serde_saphyr::Spanned;
+
+use crate::report::{Area, Category, Finding, Severity, Waived};
+use crate::rules::RuleDoc;
+use crate::snapshot::Snapshot;
+use crate::version::DriverVersion;
+
+pub const POLICY_SCHEMA: &str = "gpudoctor.policy/1";
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PolicyFile {
+    schema: String,
+    #[serde(default)]
+    waive: Vec<Spanned<WaiverRow>>,
+    #[serde(default)]
+    severity: Vec<Spanned<SeverityRow>>,
+    #[serde(default)]
+    thresholds: Option<Thresholds>,
+    #[serde(default)]
+    classes: Vec<Spanned<ClassRow>>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WaiverRow {
+    rule: String,
+    reason: String,
+    expires: String,
+    #[serde(default)]
+    gpus: Option<Vec<u32>>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SeverityRow {
+    rule: String,
+    to: String,
+}
+
+/// Limits for a node class (or the whole fleet).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Thresholds {
+    #[serde(default)]
+    pub expect_gpus: Option<u32>,
+    #[serde(default)]
+    pub min_driver: Option<String>,
+    #[serde(default)]
+    pub max_temperature_c: Option<u32>,
+    #[serde(default)]
+    pub max_ecc_uncorrected: Option<u64>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ClassRow {
+    name: String,
+    #[serde(default, rename = "match")]
+    matches: Option<ClassMatch>,
+    #[serde(default)]
+    thresholds: Thresholds,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ClassMatch {
+    /// A hostname pattern with `*` wildcards.
+    #[serde(default)]
+    hostname: Option<String>,
+    /// Text the GPU model contains ("H100").
+    #[serde(default)]
+    gpu: Option<String>,
+}
+
+/// A waiver, checked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Waiver {
+    pub rule: String,
+    pub reason: String,
+    /// YYYY-MM-DD; the waiver holds through that day (UTC).
+    pub expires: String,
+    pub gpus: Option<Vec<u32>>,
+    pub at: String,
+}
+
+/// A node class, checked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeClass {
+    pub name: String,
+    pub hostname: Option<String>,
+    pub gpu: Option<String>,
+    pub thresholds: Thresholds,
+}
+
+/// A policy file, read and checked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Policy {
+    pub path: String,
+    pub waivers: Vec<Waiver>,
+    pub severities: Vec<(String, Severity)>,
+    pub thresholds: Thresholds,
+    pub classes: Vec<NodeClass>,
+}
+
+/// "FILE:LINE:COLUMN: what is wrong"
+fn at(path: &str, line: u64, col: u64) -> String {
+    format!("{path}:{line}:{col}")
+}
+
+fn severity(s: &str) -> Option<Severity> {
+    match s {
+        "error" => Some(Severity::Error),
+        "warning" => Some(Severity::Warning),
+        "info" => Some(Severity::Info),
+        _ => None,
+    }
+}
+
+/// Days since 1970-01-01 of a YYYY-MM-DD date, or None when it is not a real date.
+pub fn days(date: &str) -> Option<i64> {
+    let mut p = date.split('-');
+    let (y, m, d): (i64, i64, i64) = (
+        p.next()?.parse().ok()?,
+        p.next()?.parse().ok()?,
+        p.next()?.parse().ok()?,
+    );
+    if p.next().is_some() || date.len() != 10 || !(1..=12).contains(&m) {
+        return None;
+    }
+    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    let len = [
+        31,
+        if leap { 29 } else { 28 },
+        31,
+        30,
+        31,
+        30,
+        31,
+        31,
+        30,
+        31,
+        30,
+        31,
+    ];
+    if d < 1 || d > *len.get((m - 1) as usize)? {
+        return None;
+    }
+    // Howard Hinnant's days_from_civil.
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    Some(era * 146_097 + doe - 719_468)
+}
+
+impl Policy {
+    /// Reads and checks a policy file; the error names file:line:column.
+    pub fn load(path: &std::path::Path) -> Result<Policy, String> {
+        let name = path.display().to_string();
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("{name}: cannot read the policy file: {e}"))?;
+        Policy::parse(&name, &text)
+    }
+
+    pub fn parse(name: &str, text: &str) -> Result<Policy, String> {
+        let file: PolicyFile = serde_saphyr::from_str(text).map_err(|e| {
+            let msg = e.to_string();
+            let first = msg
+                .lines()
+                .next()
+                .unwrap_or("")
+                .trim_start_matches("error: ")
+                .to_string();
+            let located = first.strip_prefix("line ").and_then(|r| {
+                let (l, rest) = r.split_once(" column ")?;
+                let (c, rest) = rest.split_once(": ")?;
+                Some(format!("{name}:{l}:{c}: {rest}"))
+            });
+            crate::sanitize::clean_line(&located.unwrap_or_else(|| format!("{name}: {first}")), 600)
+        })?;
+        if file.schema != POLICY_SCHEMA {
+            return Err(format!(
+                "{name}:1:1: schema is {:?}; this gpudoctor reads {POLICY_SCHEMA:?}",
+                file.schema
+            ));
+        }
+        let mut p = Policy {
+            path: name.to_string(),
+            waivers: Vec::new(),
+            severities: Vec::new(),
+            thresholds: file.thresholds.unwrap_or_default(),
+            classes: Vec::new(),
+        };
+        check_thresholds(&p.thresholds, name, "thresholds")?;
+        for w in file.waive {
+            let loc = at(name, w.referenced.line(), w.referenced.column());
+            let v = w.value;
+            if v.rule.trim().is_empty() {
+                return Err(format!(
+                    "{loc}: a waiver needs the rule id (or prefix) it waives"
+                ));
+            }
+            if v.reason.trim().is_empty() {
+                return Err(format!("{loc}: the waiver of {} needs a reason", v.rule));
+            }
+            if days(&v.expires).is_none() {
+                return Err(format!(
+                    "{loc}: expires must be a date as YYYY-MM-DD (got {:?})",
+                    v.expires
+                ));
+            }
+            p.waivers.push(Waiver {
+                rule: v.rule,
+                reason: v.reason,
+                expires: v.expires,
+                gpus: v.gpus,
+                at: loc,
+            });
+        }
+        for s in file.severity {
+            let loc = at(name, s.referenced.line(), s.referenced.column());
+            let Some(sev) = severity(&s.value.to) else {
+                return Err(format!(
+                    "{loc}: severity 'to' must be error, warning or info (got {:?})",
+                    s.value.to
+                ));
+            };
+            p.severities.push((s.value.rule, sev));
+        }
+        for c in file.classes {
+            let loc = at(name, c.referenced.line(), c.referenced.column());
+            let v = c.value;
+            if v.name.trim().is_empty() {
+                return Err(format!("{loc}: a class needs a name"));
+            }
+            check_thresholds(&v.thresholds, &loc, &format!("class {}", v.name))?;
+            let m = v.matches.unwrap_or_default();
+            p.classes.push(NodeClass {
+                name: v.name,
+                hostname: m.hostname,
+                gpu: m.gpu,
+                thresholds: v.thresholds,
+            });
+        }
+        Ok(p)
+    }
+
+    /// The node class that applies: the one named (`--node-class`), else the first whose
+    /// hostname pattern and GPU model match.
+    pub fn class(
+        &self,
+        named: Option<&str>,
+        hostname: Option<&str>,
+        snap: &Snapshot,
+    ) -> Result<Option<&NodeClass>, String> {
+        if let Some(n) = named {
+            return self
+                .classes
+                .iter()
+                .find(|c| c.name == n)
+                .map(Some)
+                .ok_or_else(|| {
+                    format!(
+                        "{}: no node class named {n:?} (classes: {})",
+                        self.path,
+                        self.classes
+                            .iter()
+                            .map(|c| c.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                });
+        }
+        let models: Vec<String> = snap
+            .gpu_list()
+            .iter()
+            .filter_map(|g| g.name.get().cloned())
+            .collect();
+        Ok(self.classes.iter().find(|c| {
+            c.hostname
+                .as_ref()
+                .is_none_or(|pat| hostname.is_some_and(|h| glob(pat, h)))
+                && c.gpu
+                    .as_ref()
+                    .is_none_or(|m| models.iter().any(|x| x.contains(m.as_str())))
+        }))
+    }
+
+    /// The fleet's thresholds with the class's on top.
+    pub fn thresholds(&self, class: Option<&NodeClass>) -> Thresholds {
+        let mut t = self.thresholds.clone();
+        if let Some(c) = class {
+            let o = &c.thresholds;
+            t.expect_gpus = o.expect_gpus.or(t.expect_gpus);
+            t.min_driver = o.min_driver.clone().or(t.min_driver);
+            t.max_temperature_c = o.max_temperature_c.or(t.max_temperature_c);
+            t.max_ecc_uncorrected = o.max_ecc_uncorrected.or(t.max_ecc_uncorrected);
+        }
+        t
+    }
+
+    /// Applies severities and waivers to the findings; adds a warning for each expired waiver
+    /// that would have applied. `today` is days since 1970-01-01 (UTC).
+    pub fn apply(&self, findings: &mut Vec<Finding>, today: i64) {
+        let matches = |rule: &str, id: &str| {
+            id == rule
+                || (rule.ends_with('.') && id.starts_with(rule))
+                || id.starts_with(&format!("{rule}."))
+        };
+        for f in findings.iter_mut() {
+            if let Some((_, s)) = self
+                .severities
+                .iter()
+                .rev()
+                .find(|(r, _)| matches(r, &f.rule))
+            {
+                f.severity = *s;
+            }
+        }
+        let mut expired = Vec::new();
+        for f in findings.iter_mut() {
+            for w in self.waivers.iter().filter(|w| matches(&w.rule, &f.rule)) {
+                if let (Some(gpus), Some(g)) = (&w.gpus, f.gpu) {
+                    if !gpus.contains(&g) {
+                        continue;
+                    }
+                }
+                if days(&w.expires).is_some_and(|d| d >= today) {
+                    f.waived = Some(Waived {
+                        reason: w.reason.clone(),
+                        expires: w.expires.clone(),
+                        policy: w.at.clone(),
+                    });
+                    break;
+                } else if !expired.iter().any(|(a, _): &(String, String)| *a == w.at) {
+                    expired.push((w.at.clone(), format!("{} ({})", w.rule, w.reason)));
+                }
+            }
+        }
+        let doc = EXPIRED;
+        for (loc, what) in expired {
+            findings.push(
+                doc.finding(Severity::Warning, format!("A policy waiver expired: {what}"), format!("The waiver at {loc} is past its date, so the findings it covered count again."))
+                    .fix("Fix what it waived, or renew the waiver with a new date and reason.", &[])
+                    .evidence(json!({"waiver": loc})),
+            );
+        }
+    }
+}
+
+const EXPIRED: RuleDoc = RuleDoc {
+    id: "policy.waiver-expired",
+    category: Category::Configuration,
+    area: Area::Environment,
+    summary: "A --policy waiver is past its expiry date",
+    what: "Lists waivers of the policy file whose date has passed while the findings they covered are still there.",
+    why: "Waivers are for known, scheduled work; an expired one means the work is late or the waiver was forgotten.",
+    fix: "Fix the waived problem, or renew the waiver.",
+};
+
+fn check_thresholds(t: &Thresholds, loc: &str, what: &str) -> Result<(), String> {
+    if let Some(d) = &t.min_driver {
+        if DriverVersion::parse(d).is_none() {
+            return Err(format!(
+                "{loc}: {what}: min_driver {d:?} is not a driver version like 550.54.15"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `*` matches any run of characters; everything else matches itself (case-insensitive).
+pub fn glob(pat: &str, s: &str) -> bool {
+    let (p, s) = (pat.to_ascii_lowercase(), s.to_ascii_lowercase());
+    let parts: Vec<&str> = p.split('*').collect();
+    let mut rest = s.as_str();
+    for (i, part) in parts.iter().enumerate() {
+        if i == 0 {
+            match rest.strip_prefix(part) {
+                Some(r) => rest = r,
+                None => return false,
+            }
+        } else if i == parts.len() - 1 {
+            return rest.ends_with(part);
+        } else {
+            match rest.find(part) {
+                Some(k) => rest = &rest[k + part.len()..],
+                None => return false,
+            }
+        }
+    }
+    rest.is_empty()
+}
