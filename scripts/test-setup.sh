@@ -2,6 +2,7 @@
 # Installs the real NVIDIA libraries the tests probe, from PyPI, into .venv-test (git-ignored):
 #   - nvidia-cuda-runtime-cu12 and the CUDA 13 nvidia-cuda-runtime (a real libcudart each,
 #     whose cudaRuntimeGetVersion needs no GPU), installed into a throwaway venv;
+#   - kubernetes-validate, for the Kubernetes manifests in scripts/k8s;
 #   - ptxas from nvidia-cuda-nvcc-cu12 (only that file is unpacked), to assemble the embedded PTX
 #     kernels for every GPU target offline (tests/ptx.rs);
 #   - libcudnn.so.9 with libcudnn_graph.so.9 and cudnn_version.h from nvidia-cudnn-cu12
@@ -15,15 +16,18 @@ CUDART12=nvidia-cuda-runtime-cu12==12.9.79
 CUDART13=nvidia-cuda-runtime==13.0.96
 CUDNN=nvidia-cudnn-cu12==9.1.0.70
 NVCC=nvidia-cuda-nvcc-cu12==12.9.86
+# Validates the Kubernetes manifests in scripts/k8s offline (it bundles the API schemas).
+K8S_VALIDATE=kubernetes-validate==1.37.0
 PY=${PYTHON:-python3}
 
-stamp="$VENV/.gpudoctor-test-setup-v2"
+stamp="$VENV/.gpudoctor-test-setup-v3"
 if [ -f "$stamp" ]; then
   exit 0
 fi
 rm -rf "$VENV"
 "$PY" -m venv "$VENV"
 "$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-deps --only-binary=:all: "$CUDART12" "$CUDART13"
+"$VENV/bin/python" -m pip install -q --disable-pip-version-check "$K8S_VALIDATE"
 
 # cuDNN: download the wheel (pip caches it) and unpack only the files the tests need.
 dl=$(mktemp -d)

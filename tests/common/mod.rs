@@ -109,7 +109,7 @@ pub fn test_venv() -> Option<PathBuf> {
     let v = std::env::var("GPUDOCTOR_TEST_VENV")
         .map(PathBuf::from)
         .unwrap_or_else(|_| Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv-test"));
-    if v.join(".gpudoctor-test-setup-v2").exists() {
+    if v.join(".gpudoctor-test-setup-v3").exists() {
         return Some(v);
     }
     if std::env::var("GPUDOCTOR_SKIP_PYPI_TESTS").as_deref() == Ok("1") {
