@@ -270,20 +270,8 @@ fn check(a: CheckArgs) -> Output {
         only: a.only.clone(),
         skip: a.skip.clone(),
     };
-    let mut report = evaluate(snap, &matrix, &opts, &sel);
-    if let Some(sel) = &filter {
-        report
-            .findings
-            .retain(|f| f.gpu.is_none_or(|g| sel.contains(&g)));
-    }
-    if let Some(p) = &policy {
-        p.apply(&mut report.findings, today());
-    }
-    let report = Report::new(report.findings, report.snapshot, report.matrix);
-    let fail_on = match a.fail_on {
-        FailOn::Error => Severity::Error,
-        FailOn::Warning => Severity::Warning,
-    };
+    let report = judge(snap, &matrix, &opts, &sel, &filter, policy.as_ref());
+    let fail_on = fail_severity(a.fail_on);
     let status = if report.unfit(fail_on) {
         ExitStatus::Unfit
     } else {
@@ -337,6 +325,36 @@ fn man_page() -> Output {
         String::from_utf8_lossy(&buf).into_owned(),
         ExitStatus::Healthy,
     )
+}
+
+/// The report of a run: the rules, the findings of the selected GPUs (`--gpu`), and the policy's
+/// severities and waivers.
+fn judge(
+    snap: Snapshot,
+    matrix: &Matrix,
+    opts: &RuleOptions,
+    sel: &Selection,
+    gpus: &GpuFilter,
+    policy: Option<&crate::policy::Policy>,
+) -> Report {
+    let mut report = evaluate(snap, matrix, opts, sel);
+    if let Some(keep) = gpus {
+        report
+            .findings
+            .retain(|f| f.gpu.is_none_or(|g| keep.contains(&g)));
+    }
+    if let Some(p) = policy {
+        p.apply(&mut report.findings, today());
+    }
+    Report::new(report.findings, report.snapshot, report.matrix)
+}
+
+/// The lowest severity that fails the run.
+fn fail_severity(f: FailOn) -> Severity {
+    match f {
+        FailOn::Error => Severity::Error,
+        FailOn::Warning => Severity::Warning,
+    }
 }
 
 /// Days since 1970-01-01, UTC (for policy expiry dates).
@@ -564,15 +582,8 @@ fn stress(a: StressArgs) -> Output {
         Ok(x) => x,
         Err(e) => return Output::tool_error(e),
     };
-    let mut report = evaluate(snap, &matrix, &opts, &sel);
-    if let Some(p) = &policy {
-        p.apply(&mut report.findings, today());
-    }
-    let report = Report::new(report.findings, report.snapshot, report.matrix);
-    let fail_on = match a.fail_on {
-        FailOn::Error => Severity::Error,
-        FailOn::Warning => Severity::Warning,
-    };
+    let report = judge(snap, &matrix, &opts, &sel, &None, policy.as_ref());
+    let fail_on = fail_severity(a.fail_on);
     let status = match signal {
         Some(15) => ExitStatus::Terminated,
         Some(_) => ExitStatus::Interrupted,
