@@ -391,13 +391,7 @@ pub fn run(
             }
             break;
         }
-        let stopping = opts.stop.load(Ordering::SeqCst);
-        let give_up = if stopping {
-            Some(Instant::now()) // measured from when the stop was seen, below
-        } else {
-            None
-        };
-        if let Some(_now) = give_up {
+        if opts.stop.load(Ordering::SeqCst) {
             // Wait up to the grace for the workers to free their memory, then go.
             let t = Instant::now();
             while t.elapsed() < opts.grace && !workers.iter().all(|(_, d)| d.load(Ordering::SeqCst))
@@ -451,12 +445,6 @@ pub fn run(
         let Ok(mut g) = shared.lock().map(|g| g.clone()) else {
             continue;
         };
-        if g.name.is_none() && g.failure.is_none() && g.free_bytes == 0 {
-            // Not selected, or never opened.
-            if g.index.is_none() && opts.selected.is_some() {
-                continue;
-            }
-        }
         if let Some(i) = g.index {
             match watches.remove(&i) {
                 Some(w) => g.watch = w,
@@ -468,6 +456,7 @@ pub fn run(
         }
         run.gpus.push(g);
     }
+    // A GPU with neither a name nor a failure was not selected (--gpu) and never ran.
     run.gpus.retain(|g| g.name.is_some() || g.failure.is_some());
     run.seconds = start.elapsed().as_secs_f64();
     run
