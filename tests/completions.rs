@@ -44,7 +44,7 @@ fn bash_completes_subcommands_and_flags() {
     let formats = complete("gpudoctor check --format ", 3);
     assert_eq!(
         formats,
-        ["human", "json", "markdown", "prometheus", "junit"]
+        ["human", "json", "markdown", "prometheus", "junit", "line"]
     );
     for shell in ["zsh", "fish", "elvish", "powershell"] {
         let r = Run::new().args(["completions", shell]).run();
