@@ -848,7 +848,20 @@ pub struct SmokeGpu {
     pub millis: u64,
 }
 
+/// "GPU 0 (NVIDIA H100 80GB HBM3)" by NVML index, else "CUDA device 1 (…)" by CUDA ordinal.
+fn device_label(index: Option<u32>, name: Option<&str>, ordinal: u32) -> String {
+    match (index, name) {
+        (Some(i), Some(n)) => format!("GPU {i} ({n})"),
+        (None, Some(n)) => format!("CUDA device {ordinal} ({n})"),
+        _ => format!("CUDA device {ordinal}"),
+    }
+}
+
 impl SmokeGpu {
+    pub fn label(&self) -> String {
+        device_label(self.index, self.name.as_deref(), self.ordinal)
+    }
+
     /// The first step that failed or timed out.
     pub fn failure(&self) -> Option<&SmokeStep> {
         self.steps
@@ -988,6 +1001,12 @@ pub struct StressGpu {
     /// A CUDA error that stopped this GPU's test.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<GpuCallError>,
+}
+
+impl StressGpu {
+    pub fn label(&self) -> String {
+        device_label(self.index, self.name.as_deref(), self.ordinal)
+    }
 }
 
 /// A wrong word of the memory test.

@@ -198,6 +198,11 @@ pub fn f16_to_f32(h: u16) -> f32 {
     f32::from_bits(bits)
 }
 
+/// A rate rounded to two decimals for reports.
+pub fn round2(x: f64) -> f64 {
+    (x * 100.0).round() / 100.0
+}
+
 /// The NVML index of a CUDA device, matched by PCI bus id (the driver API enumerates fastest
 /// first, NVML in PCI order), and whether `--gpu` selects it (an unmatched device is kept).
 pub fn nvml_index(

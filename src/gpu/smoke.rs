@@ -278,9 +278,9 @@ fn gpu_steps(
             info.total_bytes as f64 / (1u64 << 30) as f64
         )),
     );
-    let ok = steps_on(dev.as_mut(), shared, opts, with_blas);
+    // A failed step is recorded in `shared`; the device is released either way.
+    steps_on(dev.as_mut(), shared, opts, with_blas);
     drop(dev);
-    let _ = ok;
     set(shared, |g| g.millis = ms(t.elapsed()));
     true
 }
@@ -316,8 +316,8 @@ fn steps_on(
     let r = dev.pinned_copy_rate(src, true, 3).and_then(|h2d| {
         let d2h = dev.pinned_copy_rate(src, false, 3)?;
         set(shared, |g| {
-            g.h2d_gbps = Some(round2(h2d));
-            g.d2h_gbps = Some(round2(d2h));
+            g.h2d_gbps = Some(super::round2(h2d));
+            g.d2h_gbps = Some(super::round2(d2h));
         });
         Ok(format!(
             "pinned copies of {} MiB: host to device {h2d:.1} GB/s, device to host {d2h:.1} GB/s",
@@ -345,7 +345,7 @@ fn steps_on(
     // 6. d2d
     let t = Instant::now();
     let r = d2d(dev, src, &pattern, sms).map(|gbps| {
-        set(shared, |g| g.d2d_gbps = Some(round2(gbps)));
+        set(shared, |g| g.d2d_gbps = Some(super::round2(gbps)));
         format!(
             "{} MiB copied through the SMs at {gbps:.0} GB/s (read + write); copy verified",
             SMOKE_BYTES >> 20
@@ -381,10 +381,6 @@ fn steps_on(
             true
         }
     }
-}
-
-fn round2(x: f64) -> f64 {
-    (x * 100.0).round() / 100.0
 }
 
 /// The bytes the memory step writes: no run of equal bytes, different in every 256-byte block.

@@ -601,7 +601,7 @@ fn stress_device(
     dev.free(s)?;
     dev.free(d)?;
     let copy_gbps = super::cuda::rate_gbps(2.0 * copy_bytes as f64, best);
-    update(shared, |g| g.copy_gbps = Some(round2(copy_gbps)));
+    update(shared, |g| g.copy_gbps = Some(super::round2(copy_gbps)));
     // Compute buffers first (small), then memory chunks up to the fraction of free memory.
     let expect = fma_burn_expected(FMA_ITERS);
     let fma_expect = dev.alloc(64 * 4)?;
@@ -839,7 +839,7 @@ fn stress_device(
                 update(shared, |g| g.memory_rounds = round);
             }
             if mem_ms > 0.0 {
-                let r = round2(super::cuda::rate_gbps(mem_bytes, mem_ms));
+                let r = super::round2(super::cuda::rate_gbps(mem_bytes, mem_ms));
                 update(shared, |g| g.memory_gbps = Some(r));
             }
         }
@@ -920,8 +920,4 @@ fn take_errors(
 
 fn chunks_bytes(b: &[Buf]) -> u64 {
     b.iter().map(|c| c.bytes as u64).sum()
-}
-
-fn round2(x: f64) -> f64 {
-    (x * 100.0).round() / 100.0
 }

@@ -493,11 +493,7 @@ fn describe_smoke(s: &Snapshot, gpus: &GpuFilter) -> (String, Vec<String>, bool)
         .collect();
     let mut facts = Vec::new();
     for g in &shown {
-        let label = match (g.index, &g.name) {
-            (Some(i), Some(n)) => format!("GPU {i} ({n})"),
-            (None, Some(n)) => format!("CUDA device {} ({n})", g.ordinal),
-            _ => format!("CUDA device {}", g.ordinal),
-        };
+        let label = g.label();
         let mut rates = Vec::new();
         if let (Some(h), Some(d)) = (g.h2d_gbps, g.d2h_gbps) {
             rates.push(format!("H2D {h:.1} GB/s, D2H {d:.1} GB/s"));
@@ -550,7 +546,7 @@ fn describe_stress(s: &Snapshot) -> (String, Vec<String>, bool) {
     let g2 = |b: u64| b as f64 / (1u64 << 30) as f64;
     let mut facts = Vec::new();
     for g in &run.gpus {
-        let label = crate::rules::stress_label(g);
+        let label = g.label();
         if run.tests.iter().any(|t| t == "memory") {
             let cov = if g.free_bytes > 0 {
                 100.0 * g.tested_bytes as f64 / g.free_bytes as f64

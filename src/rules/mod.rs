@@ -245,11 +245,6 @@ pub fn evaluate(ctx: &Context, sel: &Selection) -> Vec<Finding> {
         .collect()
 }
 
-/// "GPU 0 (NVIDIA H100 80GB HBM3)" for a stress result.
-pub fn stress_label(g: &crate::snapshot::StressGpu) -> String {
-    stress_run::label(g)
-}
-
 /// Bytes as GiB with one decimal.
 pub fn gib(bytes: u64) -> String {
     format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)

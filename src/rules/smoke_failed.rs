@@ -7,7 +7,7 @@ use serde_json::json;
 use super::{Context, Rule, RuleDoc};
 use crate::gpu::category_of;
 use crate::report::{Area, Category, Finding, Severity};
-use crate::snapshot::{GpuCallError, SmokeGpu, StepStatus};
+use crate::snapshot::{GpuCallError, StepStatus};
 
 pub const RULE: Rule = Rule {
     doc: RuleDoc {
@@ -92,14 +92,6 @@ fn finding(
     f
 }
 
-fn label(g: &SmokeGpu) -> String {
-    match (g.index, &g.name) {
-        (Some(i), Some(n)) => format!("GPU {i} ({n})"),
-        (None, Some(n)) => format!("CUDA device {} ({n})", g.ordinal),
-        _ => format!("CUDA device {}", g.ordinal),
-    }
-}
-
 fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
     let Some(run) = ctx.snap.smoke.get() else {
         return Vec::new();
@@ -141,7 +133,7 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
             };
             Some(finding(
                 doc,
-                format!("{}: smoke test '{}' {what}", label(g), step.name),
+                format!("{}: smoke test '{}' {what}", g.label(), step.name),
                 &err,
                 timed_out,
                 g.index,

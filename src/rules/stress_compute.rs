@@ -3,7 +3,6 @@
 
 use serde_json::json;
 
-use super::stress_run::label;
 use super::{Context, Rule, RuleDoc};
 use crate::report::{Area, Category, Finding, Severity};
 
@@ -44,7 +43,7 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
             out.push(on(doc
                 .finding(
                     Severity::Error,
-                    format!("{}: wrong compute results ({} FMA threads, {} GEMM elements)", label(g), g.compute_errors, g.gemm_errors),
+                    format!("{}: wrong compute results ({} FMA threads, {} GEMM elements)", g.label(), g.compute_errors, g.gemm_errors),
                     format!("Over {} FMA launches and {} GEMMs ({}), results differed from the known answer (FMA) or from the first result of the same GEMM (tolerance 1e-3).", g.compute_launches, g.gemm_launches, g.gemm_types.join(", ")),
                 )
                 .fix("Drain the GPU and have it replaced; a GPU that computes wrong cannot be trusted with training:", &["sudo dmesg | grep -E 'NVRM|Xid' | tail -20"])
@@ -55,7 +54,7 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
                 out.push(on(doc
                     .finding(
                         Severity::Warning,
-                        format!("{}: {:.0} GFLOP/s, {:.0} % of the median GPU", label(g), r, 100.0 * r / m),
+                        format!("{}: {:.0} GFLOP/s, {:.0} % of the median GPU", g.label(), r, 100.0 * r / m),
                         "This GPU computes much slower than the others in the same run: it is throttling (heat, power) or degraded.".to_string(),
                     )
                     .fix("Look at its clocks, temperature and power under load:", &["nvidia-smi -q -d PERFORMANCE,TEMPERATURE,POWER"])

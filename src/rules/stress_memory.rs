@@ -3,7 +3,6 @@
 
 use serde_json::json;
 
-use super::stress_run::label;
 use super::{Context, Rule, RuleDoc};
 use crate::report::{Area, Category, Finding, Severity};
 
@@ -55,7 +54,7 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
             out.push(on(doc
                 .finding(
                     Severity::Error,
-                    format!("{}: {} memory word(s) read back wrong", label(g), g.memory_errors),
+                    format!("{}: {} memory word(s) read back wrong", g.label(), g.memory_errors),
                     format!("Over {} round(s) of {:.1} GiB: {}", g.memory_rounds, g.tested_bytes as f64 / (1u64 << 30) as f64, first.join("; ")),
                 )
                 .fix("Drain the GPU, check row remapping and ECC, reset it and test again; replace it if errors recur:", &["nvidia-smi -q -d ROW_REMAPPER,ECC", "sudo nvidia-smi -r -i N"])
@@ -65,7 +64,7 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
             let all = g.injected_found == g.injected_flips;
             out.push(on(doc.finding(
                 if all { Severity::Info } else { Severity::Error },
-                format!("{}: {} of {} injected bit flips found at their address", label(g), g.injected_found, g.injected_flips),
+                format!("{}: {} of {} injected bit flips found at their address", g.label(), g.injected_found, g.injected_flips),
                 if all { "--inject-faults: every flip written between fill and verify was reported with its address and bit.".to_string() } else { "--inject-faults: the test missed flips it was given; its results cannot be trusted.".to_string() },
             )));
         }
@@ -74,7 +73,7 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
             if cov < MIN_COVERAGE {
                 out.push(on(doc.finding(
                     Severity::Info,
-                    format!("{}: the pattern test covered {:.1} % of free memory", label(g), 100.0 * cov),
+                    format!("{}: the pattern test covered {:.1} % of free memory", g.label(), 100.0 * cov),
                     format!("{:.2} of {:.2} GiB free at the start could be allocated (other processes, or --memory-fraction).", g.tested_bytes as f64 / (1u64 << 30) as f64, g.free_bytes as f64 / (1u64 << 30) as f64),
                 )));
             }

@@ -6,7 +6,6 @@ use serde_json::json;
 use super::{Context, Rule, RuleDoc};
 use crate::gpu::category_of;
 use crate::report::{Area, Category, Finding, Severity};
-use crate::snapshot::StressGpu;
 
 pub const RULE: Rule = Rule {
     doc: RuleDoc {
@@ -20,14 +19,6 @@ pub const RULE: Rule = Rule {
     },
     check,
 };
-
-pub fn label(g: &StressGpu) -> String {
-    match (g.index, &g.name) {
-        (Some(i), Some(n)) => format!("GPU {i} ({n})"),
-        (None, Some(n)) => format!("CUDA device {} ({n})", g.ordinal),
-        _ => format!("CUDA device {}", g.ordinal),
-    }
-}
 
 fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
     let Some(run) = &ctx.snap.stress else {
@@ -76,7 +67,7 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
                     Severity::Error,
                     format!(
                         "{}: the stress test stopped: {}",
-                        label(g),
+                        g.label(),
                         if e.name.is_empty() {
                             e.call.as_str()
                         } else {

@@ -3,7 +3,6 @@
 
 use serde_json::json;
 
-use super::stress_run::label;
 use super::{Context, Rule, RuleDoc};
 use crate::faults::xid;
 use crate::report::{Area, Category, Finding, Severity};
@@ -64,7 +63,7 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
                         sev,
                         format!(
                             "{}: {name} in {n} of {} samples under load",
-                            label(g),
+                            g.label(),
                             w.samples
                         ),
                         format!(
@@ -93,7 +92,7 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
                 Severity::Error,
                 format!(
                     "{}: {} uncorrectable ECC error(s) during the test",
-                    label(g),
+                    g.label(),
                     w.ecc_uncorrected_delta
                 ),
                 "Uncorrectable errors corrupt data or end processes (Xid 48/94/95).",
@@ -102,16 +101,16 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
         if w.remap_pending {
             ecc(
                 Severity::Error,
-                format!("{}: a row remap became pending during the test", label(g)),
+                format!("{}: a row remap became pending during the test", g.label()),
                 "The GPU needs a reset to apply it.",
             );
         }
         if w.ecc_corrected_delta > 0 {
-            ecc(Severity::Info, format!("{}: {} corrected ECC error(s) during the test", label(g), w.ecc_corrected_delta), "Corrected errors are handled by ECC; many of them often come before uncorrectable ones.");
+            ecc(Severity::Info, format!("{}: {} corrected ECC error(s) during the test", g.label(), w.ecc_corrected_delta), "Corrected errors are handled by ECC; many of them often come before uncorrectable ones.");
         }
         if w.pcie_replay_delta > MAX_REPLAYS {
             let mut f = on(doc
-                .finding(Severity::Warning, format!("{}: {} PCIe replays during the test", label(g), w.pcie_replay_delta), format!("More than DCGM's limit of {MAX_REPLAYS} for a stress run: a marginal link (riser, slot, cable)."))
+                .finding(Severity::Warning, format!("{}: {} PCIe replays during the test", g.label(), w.pcie_replay_delta), format!("More than DCGM's limit of {MAX_REPLAYS} for a stress run: a marginal link (riser, slot, cable)."))
                 .fix("Reseat the GPU and riser:", &["sudo lspci -vv -d 10de: | grep -E 'LnkCap|LnkSta'"]));
             f.category = Category::PcieDegraded;
             out.push(f);
@@ -129,7 +128,7 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
             let mut f = on(doc
                 .finding(
                     Severity::Error,
-                    format!("{}: Xid {x} ({name}) during the test", label(g)),
+                    format!("{}: Xid {x} ({name}) during the test", g.label()),
                     meaning.to_string(),
                 )
                 .fix_owned(
@@ -147,7 +146,7 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
         if let Some(why) = &w.unavailable {
             out.push(on(doc.finding(
                 Severity::Info,
-                format!("{}: no health watch", label(g)),
+                format!("{}: no health watch", g.label()),
                 why.clone(),
             )));
         }
