@@ -1,0 +1,424 @@
+#!/usr/bin/env bash
+# The GPU validation kit: runs everything the issue "Validate everything on a real GPU machine"
+# lists, with prebuilt binaries, and writes the redacted outputs and figures into one folder of at
+# most 8 files (so they come back from a lent GPU machine).
+#
+#   scripts/validate-gpu.sh [-b BIN] [-o OUTDIR] [--stress-seconds N] [--inject-seconds N] [--quick]
+#
+#   -b BIN              the gpudoctor binary (default: .device-bin/gpudoctor, else target/release/gpudoctor)
+#   -o OUTDIR           where the 8 files go (default: $OUT if set, else validation-out/)
+#   --stress-seconds N  length of the main stress run (default 180: `stress --minutes 3`)
+#   --inject-seconds N  length of the fault-injection run (default 60)
+#   --quick             short runs everywhere (for testing the kit itself)
+#
+# Every step has its own deadline (`timeout -k`), so a wedged driver costs that step, not the
+# run; each step's exit status and wall time go into summary.md. Without a GPU (or with the
+# simulated GPUs: GPUDOCTOR_SIM_GPUS=N for stress) the steps that need one say "not here".
+#
+# Files written (8 at most):
+#   summary.md     machine, every step with exit status and time, the figures
+#   check.txt      check in every format, --deep, recommend, smoke step times
+#   check.json     check --format json (with the snapshot)
+#   snapshot.json  snapshot --redact
+#   stress.txt     stress runs: main, --inject-faults, Xid from another process, --memory-fraction 1.0
+#   stress.json    the main stress run's JSON report
+#   probes.txt     first-run list: NVML event types, NVML call times, persistence, cuBLAS on the
+#                  library path, kernel-log Xid lines
+#   explain.txt    a real PyTorch OOM with a second process holding memory; explain --with-check
+# UUIDs, serial numbers and the host name are redacted from every file at the end.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+BIN=""
+OUTDIR="${OUT:-validation-out}"
+STRESS_S=180
+INJECT_S=60
+QUICK=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    -b) BIN="$2"; shift 2 ;;
+    -o) OUTDIR="$2"; shift 2 ;;
+    --stress-seconds) STRESS_S="$2"; shift 2 ;;
+    --inject-seconds) INJECT_S="$2"; shift 2 ;;
+    --quick) QUICK=1; STRESS_S=6; INJECT_S=4; shift ;;
+    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
+    *) echo "validate-gpu.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+  esac
+done
+if [ -z "$BIN" ]; then
+  for c in .device-bin/gpudoctor target/release/gpudoctor; do
+    [ -x "$c" ] && { BIN="$c"; break; }
+  done
+fi
+if [ -z "$BIN" ] || [ ! -x "$BIN" ]; then
+  echo "validate-gpu.sh: no gpudoctor binary: build one (cargo build --release) or pass -b BIN" >&2
+  exit 2
+fi
+BIN="$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")"
+mkdir -p "$OUTDIR" || { echo "validate-gpu.sh: cannot create $OUTDIR" >&2; exit 2; }
+OUTDIR="$(cd "$OUTDIR" && pwd)"
+WORK="$(mktemp -d)"
+trap 'rm -rf "$WORK"' EXIT
+S="$OUTDIR/summary.md"
+PY=python3
+command -v "$PY" >/dev/null 2>&1 || PY=""
+HAVE_SMI=0; command -v nvidia-smi >/dev/null 2>&1 && HAVE_SMI=1
+HAVE_TORCH=0; [ -n "$PY" ] && "$PY" -c 'import torch' >/dev/null 2>&1 && HAVE_TORCH=1
+HAVE_CUPY=0; [ -n "$PY" ] && "$PY" -c 'import cupy' >/dev/null 2>&1 && HAVE_CUPY=1
+HAVE_PYNVML=0; [ -n "$PY" ] && "$PY" -c 'import pynvml' >/dev/null 2>&1 && HAVE_PYNVML=1
+SIM=${GPUDOCTOR_SIM_GPUS:-}
+
+: >"$S"
+for f in check.txt probes.txt stress.txt explain.txt; do : >"$OUTDIR/$f"; done
+
+# step NAME FILE DEADLINE CMD...: runs CMD with a deadline, appends its output to FILE under a
+# header, and a row (exit status, seconds) to the summary's table.
+STEPS="$WORK/steps"
+: >"$STEPS"
+step() {
+  local name="$1" file="$2" deadline="$3"; shift 3
+  local t0 t1 rc
+  t0=$(date +%s.%N)
+  {
+    echo
+    echo "===== $name"
+    echo "\$ $*"
+  } >>"$file"
+  timeout -k 5 "$deadline" "$@" >>"$file" 2>&1
+  rc=$?
+  t1=$(date +%s.%N)
+  local secs
+  secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.2f", b-a}')
+  echo "----- exit $rc, ${secs} s" >>"$file"
+  [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ] && rc="$rc (deadline ${deadline}s)"
+  echo "| $name | $rc | $secs |" >>"$STEPS"
+  return 0
+}
+note() { echo "$*" >>"$WORK/notes"; }
+: >"$WORK/notes"
+
+# ---------------------------------------------------------------- machine
+{
+  echo "# gpudoctor GPU validation"
+  echo
+  echo "- date: $(date -u +%Y-%m-%dT%H:%MZ)"
+  echo "- gpudoctor: $("$BIN" --version 2>&1 | head -1)"
+  echo "- kernel: $(uname -srm)"
+  echo "- CPUs: $(nproc), memory: $(awk '/MemTotal/{printf "%.0f GiB", $2/1048576}' /proc/meminfo)"
+  if [ -r /proc/driver/nvidia/version ]; then
+    echo "- driver: $(head -1 /proc/driver/nvidia/version)"
+  else
+    echo "- driver: none (/proc/driver/nvidia/version absent)"
+  fi
+  if [ "$HAVE_SMI" = 1 ]; then
+    echo "- GPUs: $(timeout 20 nvidia-smi --query-gpu=name,memory.total,persistence_mode,pstate --format=csv,noheader 2>&1 | paste -sd ';')"
+  fi
+  [ -n "$SIM" ] && echo "- simulated GPUs for stress: $SIM (GPUDOCTOR_SIM_GPUS)"
+  echo "- python3: ${PY:+$("$PY" -c 'import sys; print(sys.version.split()[0])' 2>&1)}; torch $([ "$HAVE_TORCH" = 1 ] && "$PY" -c 'import torch; print(torch.__version__)' 2>/dev/null || echo absent); cupy $([ "$HAVE_CUPY" = 1 ] && echo present || echo absent)"
+} >>"$S"
+
+# ---------------------------------------------------------------- check, every format
+C="$OUTDIR/check.txt"
+step "check (human, cold: first run of this script)" "$C" 60 "$BIN" check --color never
+step "check --verbose" "$C" 60 "$BIN" check --verbose --color never
+step "check --format json" "$WORK/misc.log" 60 sh -c "\"$BIN\" check --format json >\"$OUTDIR/check.json\""
+step "check --format markdown" "$C" 60 "$BIN" check --format markdown
+step "check --format line" "$C" 60 "$BIN" check --format line
+step "check --format prometheus" "$C" 60 "$BIN" check --format prometheus
+step "check --format junit" "$C" 60 "$BIN" check --format junit
+step "check --no-smoke --format line" "$C" 60 "$BIN" check --no-smoke --format line
+step "check --deep (real torch, JAX, ...)" "$C" 120 "$BIN" check --deep --verbose --color never --timeout 60
+step "recommend" "$C" 60 "$BIN" recommend
+step "recommend --json" "$C" 60 "$BIN" recommend --json
+step "snapshot --redact" "$WORK/misc.log" 60 sh -c "\"$BIN\" snapshot --redact >\"$OUTDIR/snapshot.json\""
+# Smoke step times, from the JSON report.
+if [ -n "$PY" ] && [ -s "$OUTDIR/check.json" ]; then
+  "$PY" - "$OUTDIR/check.json" >>"$WORK/smoke.md" 2>&1 <<'PYEOF'
+import json, sys
+try:
+    r = json.load(open(sys.argv[1]))
+except Exception as e:
+    print(f"check.json unreadable: {e}"); sys.exit(0)
+print(f"check verdict: {r.get('verdict')}, summary {r.get('summary')}")
+for f in r.get("findings", []):
+    print(f"- finding {f.get('severity')} {f.get('rule')}: {f.get('title')}")
+sm = (r.get("snapshot") or {}).get("smoke") or {}
+v = sm.get("value", sm) if isinstance(sm, dict) else {}
+if not isinstance(v, dict) or not v.get("gpus"):
+    print(f"\nsmoke tests: none ran ({json.dumps(sm)[:300]})")
+    sys.exit(0)
+print(f"\nsmoke tests: {v.get('millis')} ms in all; cuBLAS: {json.dumps(v.get('cublas'))[:200]}")
+print("\n| GPU | step | status | ms | detail |")
+print("|---|---|---|---|---|")
+for g in v["gpus"]:
+    for s in g.get("steps", []):
+        d = (s.get("detail") or "").replace("|", "/")[:120]
+        print(f"| {g.get('ordinal')} {g.get('name','')} | {s['name']} | {s['status']} | {s.get('millis')} | {d} |")
+    print(f"\nGPU {g.get('ordinal')}: H2D {g.get('h2d_gbps')} GB/s, D2H {g.get('d2h_gbps')} GB/s, D2D {g.get('d2d_gbps')} GB/s, SGEMM {g.get('sgemm_gflops')} GFLOP/s")
+PYEOF
+fi
+
+# ---------------------------------------------------------------- benchmarks
+B="$WORK/bench.md"
+RUNS=$([ "$QUICK" = 1 ] && echo 3 || echo 7)
+if [ -n "$PY" ]; then
+  "$PY" - "$RUNS" "$BIN" "$HAVE_SMI" "$HAVE_TORCH" >"$B" 2>&1 <<'PYEOF'
+import statistics, subprocess, sys, time
+runs, binary, smi, torch = int(sys.argv[1]), sys.argv[2], sys.argv[3] == "1", sys.argv[4] == "1"
+rows = [("gpudoctor check --no-smoke --format json", [binary, "check", "--no-smoke", "--format", "json"]),
+        ("gpudoctor check --format json (with smoke tests)", [binary, "check", "--format", "json"])]
+if smi:
+    rows.append(("nvidia-smi -q", ["nvidia-smi", "-q"]))
+if torch:
+    rows.append(("python3 -m torch.utils.collect_env", [sys.executable, "-m", "torch.utils.collect_env"]))
+res = {}
+print(f"Runs: {runs} each after one warm-up; wall time in ms\n")
+print("| command | median | min | max |")
+print("|---|---|---|---|")
+for name, cmd in rows:
+    ts = []
+    for i in range(runs + 1):
+        t = time.perf_counter()
+        try:
+            subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120)
+        except subprocess.TimeoutExpired:
+            pass
+        if i:
+            ts.append((time.perf_counter() - t) * 1000)
+    res[name] = statistics.median(ts)
+    print(f"| `{name}` | {res[name]:.1f} | {min(ts):.1f} | {max(ts):.1f} |")
+base = res[rows[0][0]]
+print()
+for name, _ in rows[2:]:
+    tgt = "0.333" if "nvidia-smi" in name else "0.100"
+    print(f"- check --no-smoke / {name}: {base / res[name]:.3f} (target at most {tgt})")
+PYEOF
+fi
+
+# ---------------------------------------------------------------- explain on a real OOM
+E="$OUTDIR/explain.txt"
+if [ "$HAVE_TORCH" = 1 ] && "$PY" -c 'import torch,sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+  cat >"$WORK/hold.py" <<'PYEOF'
+import sys, time, torch
+# Hold a quarter of the GPU's memory until killed (the "other process").
+free, total = torch.cuda.mem_get_info()
+x = torch.empty(int(total * 0.25), dtype=torch.uint8, device="cuda")
+print(f"holder: holding {x.numel() / 2**30:.1f} GiB", flush=True)
+time.sleep(float(sys.argv[1]) if len(sys.argv) > 1 else 60)
+PYEOF
+  cat >"$WORK/oom.py" <<'PYEOF'
+import torch
+# Ask for more than the GPU has: a real torch.OutOfMemoryError.
+free, total = torch.cuda.mem_get_info()
+x = torch.empty(int(total * 0.6), dtype=torch.uint8, device="cuda")
+y = torch.empty(int(total * 0.6), dtype=torch.uint8, device="cuda")
+PYEOF
+  "$PY" "$WORK/hold.py" 90 >"$WORK/hold.log" 2>&1 &
+  HOLD=$!
+  sleep 8
+  step "python3 oom.py (second process holds 25%)" "$E" 60 "$PY" "$WORK/oom.py"
+  ERRLINE=$(grep -E 'OutOfMemoryError|out of memory' "$E" | tail -1)
+  echo "holder: $(cat "$WORK/hold.log")" >>"$E"
+  if [ -n "$ERRLINE" ]; then
+    step "explain --with-check <the error line>" "$E" 60 "$BIN" explain --with-check "$ERRLINE"
+    step "explain --json <the error line>" "$E" 60 "$BIN" explain --json "$ERRLINE"
+    grep -B2 -A30 'Traceback' "$E" | head -60 >"$WORK/oom.log"
+    step "explain --log <the whole traceback>" "$E" 60 "$BIN" explain --log "$WORK/oom.log"
+  else
+    note "- the OOM script printed no out-of-memory line (see explain.txt)"
+  fi
+  kill "$HOLD" 2>/dev/null; wait "$HOLD" 2>/dev/null
+else
+  echo "not here: no python3 with torch and a usable GPU" >>"$E"
+fi
+if "$BIN" run --help >/dev/null 2>&1; then
+  step "run -- python3 oom.py" "$E" 90 "$BIN" run -- "$PY" "$WORK/oom.py"
+else
+  echo "gpudoctor run: not in this build" >>"$E"
+fi
+
+# ---------------------------------------------------------------- first-run list
+P="$OUTDIR/probes.txt"
+if [ "$HAVE_SMI" = 1 ]; then
+  step "nvidia-smi (persistence, MIG, clocks)" "$P" 30 nvidia-smi
+  step "nvidia-smi -q -d PERFORMANCE,ECC,PAGE_RETIREMENT,ROW_REMAPPER" "$P" 30 nvidia-smi -q -d PERFORMANCE,ECC,PAGE_RETIREMENT,ROW_REMAPPER
+fi
+step "libraries on the loader path (cuBLAS, cudart, cuDNN, libcuda)" "$P" 20 sh -c "ldconfig -p | grep -E 'libcublas|libcudart|libcudnn|libcuda\\.|libnvidia-ml' ; echo LD_LIBRARY_PATH=\${LD_LIBRARY_PATH:-}"
+if [ -n "$PY" ]; then
+  step "pip-wheel CUDA libraries (nvidia/*/lib)" "$P" 30 "$PY" -c '
+import glob, os, site, sys
+roots = set(site.getsitepackages() + [site.getusersitepackages()] + [p for p in sys.path if p.endswith("site-packages")])
+for r in sorted(roots):
+    for p in sorted(glob.glob(os.path.join(r, "nvidia", "*", "lib", "lib*.so*"))):
+        if any(k in p for k in ("cublas", "cudart", "cudnn.so", "nvrtc")):
+            print(p)'
+fi
+if [ "$HAVE_PYNVML" = 1 ]; then
+  cat >"$WORK/nvml.py" <<'PYEOF'
+import time, pynvml as n
+n.nvmlInit()
+print("driver", n.nvmlSystemGetDriverVersion(), "NVML", n.nvmlSystemGetNVMLVersion())
+names = {getattr(n, k): k for k in dir(n) if k.startswith("nvmlEventType") and isinstance(getattr(n, k), int)}
+for i in range(n.nvmlDeviceGetCount()):
+    h = n.nvmlDeviceGetHandleByIndex(i)
+    try:
+        sup = n.nvmlDeviceGetSupportedEventTypes(h)
+        print(f"GPU {i}: supported event types 0x{sup:x}: " + ", ".join(v for k, v in sorted(names.items()) if k and sup & k == k and bin(k).count('1') == 1))
+    except n.NVMLError as e:
+        sup = 0; print(f"GPU {i}: nvmlDeviceGetSupportedEventTypes: {e}")
+    for k, v in sorted(names.items()):
+        if not k or bin(k).count("1") != 1:
+            continue
+        s = n.nvmlEventSetCreate()
+        try:
+            n.nvmlDeviceRegisterEvents(h, k, s); r = "registered"
+        except n.NVMLError as e:
+            r = f"refused: {e}"
+        n.nvmlEventSetFree(s)
+        print(f"  register {v}: {r}")
+    # The time of each call a watcher or health probe makes, median of 5, in ms.
+    calls = {
+        "GetTemperature": lambda: n.nvmlDeviceGetTemperature(h, 0),
+        "GetPowerUsage": lambda: n.nvmlDeviceGetPowerUsage(h),
+        "GetClockInfo(SM)": lambda: n.nvmlDeviceGetClockInfo(h, 1),
+        "GetCurrentClocksEventReasons": lambda: n.nvmlDeviceGetCurrentClocksEventReasons(h),
+        "GetUtilizationRates": lambda: n.nvmlDeviceGetUtilizationRates(h),
+        "GetMemoryInfo": lambda: n.nvmlDeviceGetMemoryInfo(h),
+        "GetTotalEccErrors(volatile,uncorr)": lambda: n.nvmlDeviceGetTotalEccErrors(h, 1, 0),
+        "GetRetiredPages(DBE)": lambda: n.nvmlDeviceGetRetiredPages(h, 1),
+        "GetRemappedRows": lambda: n.nvmlDeviceGetRemappedRows(h),
+        "GetPcieReplayCounter": lambda: n.nvmlDeviceGetPcieReplayCounter(h),
+        "GetCurrPcieLinkGeneration": lambda: n.nvmlDeviceGetCurrPcieLinkGeneration(h),
+        "GetCurrPcieLinkWidth": lambda: n.nvmlDeviceGetCurrPcieLinkWidth(h),
+        "GetComputeRunningProcesses": lambda: n.nvmlDeviceGetComputeRunningProcesses(h),
+        "GetNvLinkState(0)": lambda: n.nvmlDeviceGetNvLinkState(h, 0),
+        "GetNvLinkErrorCounter(0,replay)": lambda: n.nvmlDeviceGetNvLinkErrorCounter(h, 0, 0),
+        "GetPersistenceMode": lambda: n.nvmlDeviceGetPersistenceMode(h),
+        "GetMigMode": lambda: n.nvmlDeviceGetMigMode(h),
+        "GetInforomConfigurationChecksum": lambda: n.nvmlDeviceGetInforomConfigurationChecksum(h),
+    }
+    for name, f in calls.items():
+        ts, res = [], ""
+        for _ in range(5):
+            t = time.perf_counter()
+            try:
+                res = repr(f())[:80]
+            except Exception as e:
+                res = f"error: {e}"
+            ts.append((time.perf_counter() - t) * 1000)
+        ts.sort()
+        print(f"  {name}: {ts[2]:.3f} ms  -> {res}")
+n.nvmlShutdown()
+PYEOF
+  step "NVML: event types, registration one by one, call times (pynvml)" "$P" 90 "$PY" "$WORK/nvml.py"
+fi
+
+# ---------------------------------------------------------------- an Xid from another process
+X="$OUTDIR/stress.txt"
+if [ "$HAVE_CUPY" = 1 ] && [ -z "$SIM" ]; then
+  cat >"$WORK/xid.py" <<'PYEOF'
+import time, cupy as cp
+# A kernel that writes far outside any allocation: an illegal address, which the driver logs as
+# an Xid (13 or 31) and which kills this context only.
+k = cp.RawKernel(r'''
+extern "C" __global__ void wild(float *p) { p[(size_t)1 << 40] = 1.0f; }
+''', "wild")
+a = cp.zeros(16, dtype=cp.float32)
+time.sleep(float(__import__("sys").argv[1]) if len(__import__("sys").argv) > 1 else 0)
+try:
+    k((1,), (1,), (a,)); cp.cuda.runtime.deviceSynchronize()
+    print("no error?")
+except Exception as e:
+    print("kernel failed as meant:", type(e).__name__, e)
+PYEOF
+  "$PY" "$WORK/xid.py" 12 >"$WORK/xid.log" 2>&1 &
+  XP=$!
+  step "stress --seconds 30 --tests compute, while another process provokes an Xid at ~12 s" "$X" 90 "$BIN" stress --seconds "$([ "$QUICK" = 1 ] && echo 5 || echo 30)" --tests compute --format jsonl
+  wait "$XP" 2>/dev/null
+  echo "xid.py: $(cat "$WORK/xid.log")" >>"$X"
+  step "kernel log after the Xid (NVRM lines)" "$P" 20 sh -c "dmesg 2>&1 | grep -E 'NVRM|Xid' | tail -20"
+  step "check --only faults --verbose (the provoked Xid)" "$P" 60 "$BIN" check --only faults --verbose --color never --no-smoke
+  step "check --format line (after the Xid)" "$P" 60 "$BIN" check --format line
+else
+  echo "not here: no cupy or simulated GPUs (no Xid provoked)" >>"$P"
+fi
+
+# ---------------------------------------------------------------- stress
+step "stress --seconds $STRESS_S (main run, JSON report)" "$WORK/misc.log" $((STRESS_S + 120)) sh -c "\"$BIN\" stress --seconds $STRESS_S --json >\"$OUTDIR/stress.json\" 2>\"$WORK/stress.err\""
+{ echo; echo "===== main stress run: progress lines (stderr)"; tail -40 "$WORK/stress.err"; } >>"$X"
+step "stress --seconds $INJECT_S --inject-faults 100" "$X" $((INJECT_S + 120)) "$BIN" stress --seconds "$INJECT_S" --inject-faults 100 --color never
+step "stress --memory-fraction 1.0 (CUDA_MODULE_LOADING=LAZY)" "$X" 120 env CUDA_MODULE_LOADING=LAZY "$BIN" stress --seconds "$([ "$QUICK" = 1 ] && echo 3 || echo 20)" --memory-fraction 1.0 --tests memory,compute --format line
+step "stress --memory-fraction 1.0 (CUDA_MODULE_LOADING=EAGER)" "$X" 120 env CUDA_MODULE_LOADING=EAGER "$BIN" stress --seconds "$([ "$QUICK" = 1 ] && echo 3 || echo 20)" --memory-fraction 1.0 --tests memory,compute --format line
+
+# Stress figures: memory/copy, coverage, FMA/SGEMM, fp16/bf16, found == injected.
+if [ -n "$PY" ] && [ -s "$OUTDIR/stress.json" ]; then
+  "$PY" - "$OUTDIR/stress.json" "$X" >>"$WORK/stressfig.md" 2>&1 <<'PYEOF'
+import json, re, sys
+try:
+    r = json.load(open(sys.argv[1]))
+except Exception as e:
+    print(f"stress.json unreadable: {e}"); sys.exit(0)
+s = (r.get("snapshot") or {}).get("stress") or {}
+if s.get("error"):
+    print("stress could not run:", s["error"]); sys.exit(0)
+print(f"stress {s.get('seconds', 0):.0f} s ({s.get('planned_seconds', 0):.0f} asked), verdict {r.get('verdict')}")
+for f in r.get("findings", []):
+    print(f"- finding {f.get('severity')} {f.get('rule')}: {f.get('title')}")
+print("\n| GPU | memory GB/s | copy GB/s | memory/copy | covered/free | rounds | FMA GFLOP/s | SGEMM GFLOP/s | FMA/SGEMM | other GEMMs | errors (mem, compute, gemm) |")
+print("|---|---|---|---|---|---|---|---|---|---|---|")
+ratio = lambda a, b: f"{a / b:.3f}" if a and b else "n/a"
+for g in s.get("gpus", []):
+    mem, copy, fma, gemm = g.get("memory_gbps"), g.get("copy_gbps"), g.get("fma_gflops"), g.get("sgemm_gflops")
+    cov = g.get("tested_bytes", 0) / g["free_bytes"] if g.get("free_bytes") else 0
+    other = {k: v for k, v in g.items() if k.endswith("_gflops") and k not in ("fma_gflops", "sgemm_gflops")}
+    rounds = g.get("memory_rounds", g.get("rounds"))
+    print(f"| {g.get('index', g.get('ordinal'))} {g.get('name', '?')} | {mem} | {copy} | {ratio(mem, copy)} | {cov:.3f} | {rounds} | {fma} | {gemm} | {ratio(fma, gemm)} | {other} | {g.get('memory_errors')}, {g.get('compute_errors')}, {g.get('gemm_errors', 0)} |")
+txt = open(sys.argv[2], errors="replace").read()
+m = txt.split("--inject-faults 100", 1)
+if len(m) > 1:
+    seg = m[1][:20000]
+    found = re.findall(r"(\d+) (?:memory )?errors?", seg)
+    print(f"\ninject-faults run: numbers of errors mentioned: {found[:10]} (100 flips injected; read stress.txt)")
+PYEOF
+fi
+
+# ---------------------------------------------------------------- summary and redaction
+{ echo; echo "===== steps whose output went to a file (their stderr)"; cat "$WORK/misc.log"; } >>"$C"
+{
+  echo
+  echo "## Steps"
+  echo
+  echo "| step | exit | seconds |"
+  echo "|---|---|---|"
+  cat "$STEPS"
+  for part in smoke.md stressfig.md bench.md; do
+    if [ -s "$WORK/$part" ]; then
+      case "$part" in
+        smoke.md) echo; echo "## check and the smoke tests" ;;
+        stressfig.md) echo; echo "## stress figures" ;;
+        bench.md) echo; echo "## check beside its peers" ;;
+      esac
+      echo
+      cat "$WORK/$part"
+    fi
+  done
+  if [ -s "$WORK/notes" ]; then echo; echo "## Notes"; echo; cat "$WORK/notes"; fi
+} >>"$S"
+
+HOST=$(hostname 2>/dev/null || echo "")
+for f in "$OUTDIR"/*; do
+  [ -f "$f" ] || continue
+  sed -E -i \
+    -e 's/GPU-[0-9a-fA-F]{8}(-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}/GPU-REDACTED/g' \
+    -e 's/MIG-[0-9a-fA-F]{8}(-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}/MIG-REDACTED/g' \
+    -e 's/(Serial Number[[:space:]]*:[[:space:]]*)[^[:space:]]+/\1REDACTED/g' \
+    -e 's/("serial(_number)?"[[:space:]]*:[[:space:]]*")[^"]*"/\1REDACTED"/g' \
+    -e 's/(Board Part Number[[:space:]]*:[[:space:]]*)[^[:space:]]+/\1REDACTED/g' \
+    -e 's/(GPU UUID[[:space:]]*:[[:space:]]*)[^[:space:]]+/\1REDACTED/g' \
+    "$f"
+  if [ -n "$HOST" ] && [ "${#HOST}" -gt 3 ]; then
+    sed -i "s/$(printf '%s' "$HOST" | sed 's/[.[\*^$/]/\\&/g')/HOSTNAME/g" "$f"
+  fi
+done
+echo "validate-gpu.sh: wrote $(ls "$OUTDIR" | wc -l) files to $OUTDIR"
+ls -la "$OUTDIR"
