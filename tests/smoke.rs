@@ -157,8 +157,10 @@ impl Device for FakeDevice {
         self.flip("download", dst);
         Ok(())
     }
-    fn pinned_copy_rate(&mut self, _b: Buf, _to: bool, _r: u32) -> Result<f64, GpuCallError> {
+    fn pinned_copy_rate(&mut self, b: Buf, to: bool, r: u32) -> Result<f64, GpuCallError> {
         self.f.at("copy")?;
+        // The simulated GPU overwrites `b` on a host-to-device copy, as a real one does.
+        self.inner.pinned_copy_rate(b, to, r)?;
         Ok(self.f.pcie_gbps)
     }
     fn load_module(&mut self, ptx: &str) -> Result<(), GpuCallError> {

@@ -261,6 +261,10 @@ impl Device for CudaDevice {
         // SAFETY: freed below.
         let host =
             unsafe { cu::malloc_host(buf.bytes, 0) }.map_err(|e| err("cuMemHostAlloc", e))?;
+        // Defined contents (the trait's promise: a host-to-device copy leaves zeros), and every
+        // page touched before the timed copies.
+        // SAFETY: host points to buf.bytes writable bytes, allocated just above.
+        unsafe { std::ptr::write_bytes(host.cast::<u8>(), 0, buf.bytes) };
         let call = if to_device {
             "cuMemcpyHtoDAsync"
         } else {

@@ -69,7 +69,8 @@ pub trait Device {
     fn upload(&mut self, dst: Buf, src: &[u8]) -> Result<(), GpuCallError>;
     fn download(&mut self, src: Buf, dst: &mut [u8]) -> Result<(), GpuCallError>;
     /// Copies `buf.bytes` between pinned host memory and `buf`, `reps` times after one warm-up;
-    /// returns the best rate in GB/s (10^9 bytes per second).
+    /// returns the best rate in GB/s (10^9 bytes per second). The host-to-device direction
+    /// overwrites `buf` with the pinned buffer's contents (zeros): measure on a scratch buffer.
     fn pinned_copy_rate(
         &mut self,
         buf: Buf,

@@ -220,7 +220,16 @@ impl Device for SimDevice {
         dst[..n].copy_from_slice(&m[..n]);
         Ok(())
     }
-    fn pinned_copy_rate(&mut self, _b: Buf, _to: bool, _r: u32) -> Result<f64, GpuCallError> {
+    fn pinned_copy_rate(&mut self, b: Buf, to: bool, _r: u32) -> Result<f64, GpuCallError> {
+        // As on a real GPU (seen on an H100): a host-to-device copy from a fresh pinned buffer
+        // leaves the device buffer holding zeros.
+        if to {
+            let m = self
+                .mem
+                .get_mut(&b.ptr)
+                .ok_or_else(|| bad_arg("cuMemcpyHtoDAsync", "unknown pointer"))?;
+            m.iter_mut().for_each(|x| *x = 0);
+        }
         Ok(50.0)
     }
     fn load_module(&mut self, _ptx: &str) -> Result<(), GpuCallError> {

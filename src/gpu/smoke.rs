@@ -311,18 +311,23 @@ fn steps_on(
     if !record(shared, "memory", t, r) {
         return false;
     }
-    // 3. pcie
+    // 3. pcie, on a scratch buffer: a host-to-device copy overwrites it, and `src` must keep
+    // the pattern for the d2d step (on an H100 the d2d copy read zeros otherwise).
     let t = Instant::now();
-    let r = dev.pinned_copy_rate(src, true, 3).and_then(|h2d| {
-        let d2h = dev.pinned_copy_rate(src, false, 3)?;
+    let r = dev.alloc(SMOKE_BYTES).and_then(|scratch| {
+        let r = pcie_rates(dev, scratch);
+        let _ = dev.free(scratch);
+        r
+    });
+    let r = r.map(|(h2d, d2h)| {
         set(shared, |g| {
             g.h2d_gbps = Some(super::round2(h2d));
             g.d2h_gbps = Some(super::round2(d2h));
         });
-        Ok(format!(
+        format!(
             "pinned copies of {} MiB: host to device {h2d:.1} GB/s, device to host {d2h:.1} GB/s",
             SMOKE_BYTES >> 20
-        ))
+        )
     });
     if !record(shared, "pcie", t, r) {
         return false;
@@ -475,6 +480,13 @@ fn arith(dev: &mut dyn Device) -> Result<String, GpuCallError> {
     let _ = dev.free(out_u);
     let _ = dev.free(out_f);
     r
+}
+
+/// Host-to-device and device-to-host rates with pinned memory, measured on `scratch`.
+fn pcie_rates(dev: &mut dyn Device, scratch: Buf) -> Result<(f64, f64), GpuCallError> {
+    let h2d = dev.pinned_copy_rate(scratch, true, 3)?;
+    let d2h = dev.pinned_copy_rate(scratch, false, 3)?;
+    Ok((h2d, d2h))
 }
 
 fn d2d(dev: &mut dyn Device, src: Buf, pattern: &[u8], sms: u32) -> Result<f64, GpuCallError> {
