@@ -253,6 +253,47 @@ fn formats_and_exit_codes_through_the_binary() {
     );
 }
 
+/// An application-class Xid (31, an illegal address) while gpudoctor's own kernels kept
+/// verifying came from another process, as on the H100 of docs/validation/h100-2026-11-23-run1:
+/// a warning, not a failed GPU. The same Xid with wrong results of our own fails the GPU.
+#[test]
+fn an_application_xid_from_another_process_is_not_a_gpu_fault() {
+    let run = |faults: &str| {
+        let out = bin()
+            .env("GPUDOCTOR_SIM_GPUS", "1")
+            .env("GPUDOCTOR_SIM_FAULTS", faults)
+            .args(["stress", "--seconds", "1.5", "--json"])
+            .output()
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let xid: Vec<serde_json::Value> = v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["evidence"]["xid"] == 31)
+            .cloned()
+            .collect();
+        assert_eq!(xid.len(), 1, "{v:#}");
+        (out.status.code(), xid[0].clone())
+    };
+    let (code, f) = run("xid31");
+    assert_eq!(code, Some(0));
+    assert_eq!(
+        (f["severity"].as_str(), f["category"].as_str()),
+        (Some("warning"), Some("application_error"))
+    );
+    assert!(f["title"]
+        .as_str()
+        .unwrap()
+        .ends_with("Xid 31 (FIFO_ERROR_MMU_ERR_FLT) from another process during the test"));
+    let (code, f) = run("xid31,stuck-bit");
+    assert_eq!(code, Some(1));
+    assert_eq!(
+        (f["severity"].as_str(), f["category"].as_str()),
+        (Some("error"), Some("hardware_fault"))
+    );
+}
+
 fn interrupted(signal: i32, code: i32) {
     let child = bin()
         .env("GPUDOCTOR_SIM_GPUS", "2")

@@ -4,7 +4,7 @@
 //! without a GPU. Chosen with the hidden variable `GPUDOCTOR_SIM_GPUS=N`; faults with
 //! `GPUDOCTOR_SIM_FAULTS` (comma-separated): `stuck-bit` (one memory bit reads back flipped),
 //! `bad-fma` (one FMA thread class computes wrong), `bad-gemm` (one element of the fifth GEMM differs),
-//! `slow` (each kernel takes 50 ms), `xid79` (reported by the simulated watch). Each simulated
+//! `slow` (each kernel takes 50 ms), `xidN` such as `xid79` (Xid N reported once by the simulated watch). Each simulated
 //! GPU has `GPUDOCTOR_SIM_MEM_MIB` MiB of memory (default 16).
 
 use std::collections::HashMap;
@@ -21,7 +21,8 @@ pub struct SimFaults {
     pub bad_fma: bool,
     pub bad_gemm: bool,
     pub slow: bool,
-    pub xid79: bool,
+    /// `xidN`: Xid N on GPU 0, once, during a stress run.
+    pub xid: Option<u64>,
 }
 
 impl SimFaults {
@@ -32,7 +33,9 @@ impl SimFaults {
             bad_fma: has("bad-fma"),
             bad_gemm: has("bad-gemm"),
             slow: has("slow"),
-            xid79: has("xid79"),
+            xid: s
+                .split(',')
+                .find_map(|x| x.trim().strip_prefix("xid")?.parse().ok()),
         }
     }
 }
@@ -426,16 +429,16 @@ impl Device for SimDevice {
     }
 }
 
-/// The simulated watch: a steady temperature, and Xid 79 on GPU 0 once when asked for.
+/// The simulated watch: a steady temperature, and one Xid on GPU 0 when asked for.
 pub struct SimMonitor {
-    pub xid79: bool,
+    pub xid: Option<u64>,
     sent: bool,
 }
 
 impl SimMonitor {
     pub fn new(faults: &SimFaults) -> SimMonitor {
         SimMonitor {
-            xid79: faults.xid79,
+            xid: faults.xid,
             sent: false,
         }
     }
@@ -456,9 +459,9 @@ impl Monitor for SimMonitor {
     }
     fn xids(&mut self, wait: Duration) -> Vec<(u32, u64)> {
         std::thread::sleep(wait);
-        if self.xid79 && !self.sent {
+        if let (Some(x), false) = (self.xid, self.sent) {
             self.sent = true;
-            return vec![(0, 79)];
+            return vec![(0, x)];
         }
         Vec::new()
     }
