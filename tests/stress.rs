@@ -294,6 +294,46 @@ fn an_application_xid_from_another_process_is_not_a_gpu_fault() {
     );
 }
 
+/// `--inject-faults` on a healthy GPU proves detection without failing it (the H100 run of
+/// docs/validation/h100-2026-11-23-run1 exited 1 with "100 memory word(s) read back wrong", all
+/// of them its own flips); a real stuck bit still fails, with the GPU's index in the fix.
+#[test]
+fn injected_flips_alone_do_not_fail_the_gpu() {
+    let run = |faults: &str| {
+        let out = bin()
+            .env("GPUDOCTOR_SIM_GPUS", "1")
+            .env("GPUDOCTOR_SIM_FAULTS", faults)
+            .args(["stress", "--seconds", "1", "--inject-faults", "50", "--json"])
+            .output()
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        (out.status.code(), v["findings"].as_array().unwrap().clone())
+    };
+    let (code, f) = run("");
+    assert_eq!(code, Some(0), "{f:#?}");
+    assert!(f.iter().all(|f| f["severity"] == "info"), "{f:#?}");
+    assert!(f
+        .iter()
+        .any(|f| f["title"].as_str().unwrap().contains("50 of 50 injected bit flips found")));
+    assert!(!f
+        .iter()
+        .any(|f| f["title"].as_str().unwrap().contains("read back wrong")));
+    let (code, f) = run("stuck-bit");
+    assert_eq!(code, Some(1));
+    let wrong = f
+        .iter()
+        .find(|f| f["title"].as_str().unwrap().contains("read back wrong"))
+        .expect("the stuck bit is an error");
+    let cmds: Vec<&str> = wrong["fix"]["commands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap())
+        .collect();
+    assert!(cmds.contains(&"sudo nvidia-smi -r -i 0"), "{cmds:?}");
+    assert!(!cmds.iter().any(|c| c.ends_with(" N")), "{cmds:?}");
+}
+
 fn interrupted(signal: i32, code: i32) {
     let child = bin()
         .env("GPUDOCTOR_SIM_GPUS", "2")

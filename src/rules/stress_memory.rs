@@ -39,7 +39,10 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
             Some(i) => f.on_gpu(i),
             None => f,
         };
-        if g.memory_errors > 0 {
+        // Flips that --inject-faults wrote itself and found again are the self-test, not the GPU.
+        let real_errors = g.memory_errors.saturating_sub(g.injected_found);
+        let gpu = g.index.unwrap_or(g.ordinal);
+        if real_errors > 0 {
             let first: Vec<String> = g
                 .first_memory_errors
                 .iter()
@@ -54,10 +57,10 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
             out.push(on(doc
                 .finding(
                     Severity::Error,
-                    format!("{}: {} memory word(s) read back wrong", g.label(), g.memory_errors),
+                    format!("{}: {} memory word(s) read back wrong", g.label(), real_errors),
                     format!("Over {} round(s) of {:.1} GiB: {}", g.memory_rounds, g.tested_bytes as f64 / (1u64 << 30) as f64, first.join("; ")),
                 )
-                .fix("Drain the GPU, check row remapping and ECC, reset it and test again; replace it if errors recur:", &["nvidia-smi -q -d ROW_REMAPPER,ECC", "sudo nvidia-smi -r -i N"])
+                .fix_owned("Drain the GPU, check row remapping and ECC, reset it and test again; replace it if errors recur:", vec![format!("nvidia-smi -q -d ROW_REMAPPER,ECC -i {gpu}"), format!("sudo nvidia-smi -r -i {gpu}"), format!("gpudoctor stress --minutes 5 --gpu {gpu}")])
                 .evidence(json!({"errors": g.memory_errors, "first": g.first_memory_errors}))));
         }
         if g.injected_flips > 0 {
