@@ -254,7 +254,12 @@ fn check(a: CheckArgs) -> Output {
         snap.smoke = if a.no_smoke {
             crate::snapshot::Probed::absent_code("skipped", "skipped (--no-smoke)")
         } else {
-            run_smoke(&snap, &filter, a.probe.timeout)
+            {
+                crate::probe::trace::line("smoke start");
+                let r = run_smoke(&snap, &filter, a.probe.timeout);
+                crate::probe::trace::line("smoke done");
+                r
+            }
         };
     }
     let opts = match policy_options(

@@ -30,3 +30,33 @@ fn nvcc_and_version_json() {
     );
     assert_eq!(parse_version_json("{", "cuda"), None);
 }
+
+/// A toolkit assembled from component packages has a version.json without a "cuda" entry (as
+/// /usr/local/cuda-13.0 on the H100 image, docs/validation/h100-2026-11-23-run1, where check
+/// printed "toolkit ?"): its compiler's version stands for it.
+#[test]
+fn a_toolkit_without_a_cuda_entry_takes_its_components_version() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().join("cuda-13.0");
+    std::fs::create_dir_all(root.join("lib64")).unwrap();
+    std::fs::write(
+        root.join("version.json"),
+        r#"{"cuda_cudart": {"name": "CUDA Runtime (cudart)", "version": "13.0.96"}, "cuda_nvcc": {"name": "CUDA NVCC", "version": "13.0.88"}}"#,
+    )
+    .unwrap();
+    let src = Sources {
+        toolkit_roots: vec![root.clone()],
+        ..Default::default()
+    };
+    let limit = Instant::now() + Duration::from_secs(5);
+    let t = toolkits(&src, limit);
+    assert_eq!(t.len(), 1);
+    assert_eq!(t[0].version.as_deref(), Some("13.0.88"));
+    // Only the runtime named: its version.
+    std::fs::write(
+        root.join("version.json"),
+        r#"{"cuda_cudart": {"name": "CUDA Runtime (cudart)", "version": "13.0.96"}}"#,
+    )
+    .unwrap();
+    assert_eq!(toolkits(&src, limit)[0].version.as_deref(), Some("13.0.96"));
+}

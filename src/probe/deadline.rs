@@ -38,6 +38,10 @@ pub fn spawn<T: Send + 'static>(
         .name(format!("probe-{name}"))
         .spawn(move || {
             let r = catch_unwind(AssertUnwindSafe(f));
+            if super::trace::enabled() {
+                let took = started.elapsed().as_secs_f64() * 1000.0;
+                super::trace::line(&format!("probe {name} done in {took:.1} ms"));
+            }
             let _ = tx.send((r, started.elapsed()));
         });
     if let Err(e) = spawned {

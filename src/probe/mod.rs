@@ -14,6 +14,7 @@ pub mod nvml;
 pub mod nvml_health;
 pub mod nvml_watch;
 pub mod python;
+pub mod trace;
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -63,6 +64,7 @@ fn getenv(k: &str) -> Option<String> {
 /// Probes the machine.
 pub fn probe_all(opts: &ProbeOptions) -> Snapshot {
     let start = Instant::now();
+    trace::line("probes start");
     let deadline_at = start + opts.timeout;
     let mut snap = Snapshot::empty();
     snap.taken_at = SystemTime::now()

@@ -20,8 +20,10 @@ use crate::snapshot::{EccCounts, GpuHealth, NvLinkState, RemappedRows, RetiredPa
 pub type Progress = Arc<Mutex<String>>;
 
 pub fn mark(p: &Progress, what: impl Into<String>) {
+    let what = what.into();
+    super::trace::line(&what);
     if let Ok(mut g) = p.lock() {
-        *g = what.into();
+        *g = what;
     }
 }
 
