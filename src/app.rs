@@ -438,7 +438,10 @@ fn run_smoke(
         selected: filter.clone(),
         cudnn,
     };
-    smoke::run(std::sync::Arc::new(crate::gpu::cuda::CudaBackend), &opts)
+    smoke::run(
+        std::sync::Arc::new(crate::gpu::cuda::CudaBackend::for_snapshot(snap)),
+        &opts,
+    )
 }
 
 /// `gpudoctor stress`: probe (for the GPU list and the driver), stress every selected GPU with
@@ -562,7 +565,7 @@ fn stress(a: StressArgs) -> Output {
             (Arc::new(b), Some(Box::new(m)))
         }
         None => (
-            Arc::new(crate::gpu::cuda::CudaBackend),
+            Arc::new(crate::gpu::cuda::CudaBackend::for_snapshot(&snap)),
             crate::probe::nvml_watch::NvmlMonitor::open()
                 .map(|m| Box::new(m) as Box<dyn crate::gpu::stress::Monitor>),
         ),

@@ -303,7 +303,14 @@ fn injected_flips_alone_do_not_fail_the_gpu() {
         let out = bin()
             .env("GPUDOCTOR_SIM_GPUS", "1")
             .env("GPUDOCTOR_SIM_FAULTS", faults)
-            .args(["stress", "--seconds", "1", "--inject-faults", "50", "--json"])
+            .args([
+                "stress",
+                "--seconds",
+                "1",
+                "--inject-faults",
+                "50",
+                "--json",
+            ])
             .output()
             .unwrap();
         let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -312,9 +319,10 @@ fn injected_flips_alone_do_not_fail_the_gpu() {
     let (code, f) = run("");
     assert_eq!(code, Some(0), "{f:#?}");
     assert!(f.iter().all(|f| f["severity"] == "info"), "{f:#?}");
-    assert!(f
-        .iter()
-        .any(|f| f["title"].as_str().unwrap().contains("50 of 50 injected bit flips found")));
+    assert!(f.iter().any(|f| f["title"]
+        .as_str()
+        .unwrap()
+        .contains("50 of 50 injected bit flips found")));
     assert!(!f
         .iter()
         .any(|f| f["title"].as_str().unwrap().contains("read back wrong")));
@@ -458,6 +466,20 @@ fn half_and_bfloat16_conversions() {
     for ty in GemmType::ALL {
         assert_eq!(ty.decode(&ty.encode(&v)), v, "{ty:?}");
     }
+}
+
+#[test]
+fn gemm_types_an_old_gpu_lacks_are_skipped_not_failed() {
+    // cublasGemmEx with fp16 on sm_52 answers ARCH_MISMATCH (8), not NOT_SUPPORTED (15).
+    let mut o = opts(1.0);
+    o.memory = false;
+    let (r, _) = run(sim(1, 4, "maxwell"), &o);
+    let g = &r.gpus[0];
+    assert!(g.failure.is_none(), "{g:?}");
+    assert_eq!(g.gemm_types, ["sgemm"]);
+    assert_eq!(g.gemm_skipped.len(), 2, "{:?}", g.gemm_skipped);
+    assert!(g.gemm_skipped[0].contains("CUBLAS_STATUS_ARCH_MISMATCH"));
+    assert!(g.gemm_launches >= 1);
 }
 
 #[test]

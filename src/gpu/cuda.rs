@@ -7,7 +7,7 @@
 //! (../shared/reference/rust-crates.md section 1).
 //!
 //! cudarc panics when a library or symbol is missing, so [`CudaBackend::init`] checks that
-//! libcuda loads before the first call, cuBLAS is checked before its first call, and the
+//! libcuda loads before the first call, cuBLAS is loaded by path ([`super::cublas`]), and the
 //! runners call all of this on threads whose panics are caught.
 
 use std::collections::HashMap;
@@ -19,9 +19,61 @@ use cudarc::driver::sys;
 use super::{Arg, Backend, Buf, Device, DeviceInfo, GemmType};
 use crate::snapshot::GpuCallError;
 
-/// The CUDA driver, loaded at run time.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct CudaBackend;
+/// The CUDA driver, loaded at run time, and where to look for cuBLAS.
+#[derive(Debug, Default, Clone)]
+pub struct CudaBackend {
+    /// cuBLAS candidates in order ([`super::cublas::candidates`]); the loader's search by
+    /// soname when empty.
+    pub cublas: Vec<(Option<u32>, std::path::PathBuf)>,
+}
+
+impl CudaBackend {
+    /// cuBLAS from the directories of the CUDA runtimes, cuDNN libraries and toolkits the
+    /// probes found, newest major the driver supports first.
+    pub fn for_snapshot(snap: &crate::snapshot::Snapshot) -> CudaBackend {
+        use std::path::{Path, PathBuf};
+        let mut dirs: Vec<PathBuf> = Vec::new();
+        let mut add = |d: PathBuf| {
+            if !dirs.contains(&d) {
+                dirs.push(d);
+            }
+        };
+        for r in snap.runtime_list() {
+            if let Some(d) = Path::new(&r.path).parent() {
+                add(d.to_path_buf());
+            }
+        }
+        for c in snap.cudnn_list() {
+            if let Some(d) = Path::new(&c.path).parent() {
+                add(d.to_path_buf());
+            }
+        }
+        if let Some(ts) = snap.cuda.toolkits.get() {
+            for t in ts {
+                let root = Path::new(&t.root);
+                add(root.join("lib64"));
+                add(root.join("targets/x86_64-linux/lib"));
+                add(root.join("targets/sbsa-linux/lib"));
+                add(root.join("bin"));
+            }
+        }
+        let driver_major = snap
+            .driver
+            .nvml
+            .get()
+            .and_then(|n| n.cuda_driver_version)
+            .or_else(|| {
+                snap.driver
+                    .libcuda
+                    .get()
+                    .and_then(|l| l.cuda_driver_version)
+            })
+            .and_then(|v| u32::try_from(v / 1000).ok());
+        CudaBackend {
+            cublas: super::cublas::candidates(&dirs, driver_major),
+        }
+    }
+}
 
 fn err(call: &str, e: cu::DriverError) -> GpuCallError {
     GpuCallError {
@@ -35,15 +87,6 @@ fn err(call: &str, e: cu::DriverError) -> GpuCallError {
             .error_string()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_else(|_| "no description from the driver".into()),
-    }
-}
-
-fn blas_err(call: &str, e: cudarc::cublas::result::CublasError) -> GpuCallError {
-    GpuCallError {
-        call: call.to_string(),
-        code: Some(e.0 as u32 as i64),
-        name: format!("{:?}", e.0),
-        message: "cuBLAS returned an error".into(),
     }
 }
 
@@ -78,16 +121,12 @@ impl Backend for CudaBackend {
     }
 
     fn open(&self, ordinal: u32) -> Result<Box<dyn Device>, GpuCallError> {
-        Ok(Box::new(CudaDevice::open(ordinal)?))
+        let blas = super::cublas::load(&self.cublas).ok();
+        Ok(Box::new(CudaDevice::open(ordinal, blas)?))
     }
 
     fn cublas(&self) -> Result<String, String> {
-        // SAFETY: only tries to dlopen the candidate names.
-        if unsafe { cudarc::cublas::sys::is_culib_present() } {
-            Ok("libcublas".into())
-        } else {
-            Err("no libcublas.so.12 or .11 on the library search path (cuBLAS comes with the CUDA toolkit or the nvidia-cublas-cu12 wheel)".into())
-        }
+        super::cublas::load(&self.cublas).map(|c| c.path.clone())
     }
 }
 
@@ -98,11 +137,15 @@ struct CudaDevice {
     allocations: Vec<u64>,
     modules: Vec<sys::CUmodule>,
     functions: HashMap<String, sys::CUfunction>,
-    blas: Option<cudarc::cublas::sys::cublasHandle_t>,
+    cublas: Option<&'static super::cublas::Cublas>,
+    blas: Option<super::cublas::Handle>,
 }
 
 impl CudaDevice {
-    fn open(ordinal: u32) -> Result<CudaDevice, GpuCallError> {
+    fn open(
+        ordinal: u32,
+        cublas: Option<&'static super::cublas::Cublas>,
+    ) -> Result<CudaDevice, GpuCallError> {
         let dev = cu::device::get(ordinal as i32).map_err(|e| err("cuDeviceGet", e))?;
         let attr = |a: sys::CUdevice_attribute, name: &str| -> Result<u32, GpuCallError> {
             // SAFETY: dev came from cuDeviceGet.
@@ -157,6 +200,7 @@ impl CudaDevice {
             allocations: Vec::new(),
             modules: Vec::new(),
             functions: HashMap::new(),
+            cublas,
             blas: None,
         };
         d.current()?;
@@ -409,27 +453,26 @@ impl Device for CudaDevice {
         c: Buf,
         reps: u32,
     ) -> Result<f64, GpuCallError> {
-        use cudarc::cublas::{result as blas, sys as bsys};
+        use super::cublas as cb;
         self.current()?;
-        // SAFETY: only tries to dlopen the candidate names.
-        if !unsafe { bsys::is_culib_present() } {
+        let Some(lib) = self.cublas else {
             return Err(GpuCallError {
                 call: "dlopen libcublas".into(),
                 code: None,
                 name: String::new(),
                 message: "cuBLAS could not be loaded".into(),
             });
-        }
+        };
         let h = match self.blas {
             Some(h) => h,
             None => {
-                let h = blas::create_handle().map_err(|e| blas_err("cublasCreate", e))?;
+                let h = lib.create()?;
                 self.blas = Some(h);
                 h
             }
         };
         let (alpha, beta) = (1.0f32, 0.0f32);
-        let op = bsys::cublasOperation_t::CUBLAS_OP_N;
+        let op = cb::OP_N;
         let call = if ty == GemmType::F32 {
             "cublasSgemm"
         } else {
@@ -442,7 +485,7 @@ impl Device for CudaDevice {
                 // runners allocate them so).
                 let r = unsafe {
                     match ty {
-                        GemmType::F32 => blas::sgemm(
+                        GemmType::F32 => (lib.sgemm)(
                             h,
                             op,
                             op,
@@ -460,11 +503,11 @@ impl Device for CudaDevice {
                         ),
                         GemmType::F16 | GemmType::Bf16 => {
                             let t = if ty == GemmType::F16 {
-                                bsys::cudaDataType::CUDA_R_16F
+                                cb::R_16F
                             } else {
-                                bsys::cudaDataType::CUDA_R_16BF
+                                cb::R_16BF
                             };
-                            blas::gemm_ex(
+                            (lib.gemm_ex)(
                                 h,
                                 op,
                                 op,
@@ -480,15 +523,15 @@ impl Device for CudaDevice {
                                 k as i32,
                                 (&beta as *const f32).cast(),
                                 c.ptr as *mut c_void,
-                                bsys::cudaDataType::CUDA_R_32F,
+                                cb::R_32F,
                                 m as i32,
-                                bsys::cublasComputeType_t::CUBLAS_COMPUTE_32F,
-                                bsys::cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
+                                cb::COMPUTE_32F,
+                                cb::GEMM_DEFAULT,
                             )
                         }
                     }
                 };
-                r.map_err(|e| blas_err(call, e))
+                cb::check(call, r)
             })?;
             best = best.min(ms);
         }
@@ -503,8 +546,8 @@ impl Drop for CudaDevice {
         }
         // SAFETY: every handle below was created by this device and is released once.
         unsafe {
-            if let Some(h) = self.blas.take() {
-                let _ = cudarc::cublas::result::destroy_handle(h);
+            if let (Some(h), Some(lib)) = (self.blas.take(), self.cublas) {
+                lib.destroy(h);
             }
             for p in self.allocations.drain(..) {
                 let _ = cu::free_sync(p);

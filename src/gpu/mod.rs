@@ -6,6 +6,7 @@
 //! runners check every result on the host and turn what happened into plain snapshot data
 //! ([`crate::snapshot::SmokeRun`]), which rules judge like any other fact.
 
+pub mod cublas;
 pub mod cuda;
 pub mod sim;
 pub mod smoke;

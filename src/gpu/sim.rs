@@ -4,7 +4,7 @@
 //! without a GPU. Chosen with the hidden variable `GPUDOCTOR_SIM_GPUS=N`; faults with
 //! `GPUDOCTOR_SIM_FAULTS` (comma-separated): `stuck-bit` (one memory bit reads back flipped),
 //! `bad-fma` (one FMA thread class computes wrong), `bad-gemm` (one element of the fifth GEMM differs),
-//! `slow` (each kernel takes 50 ms), `xidN` such as `xid79` (Xid N reported once by the simulated watch). Each simulated
+//! `slow` (each kernel takes 50 ms), `maxwell` (no fp16/bf16 GemmEx), `xidN` such as `xid79` (Xid N reported once by the simulated watch). Each simulated
 //! GPU has `GPUDOCTOR_SIM_MEM_MIB` MiB of memory (default 16).
 
 use std::collections::HashMap;
@@ -21,6 +21,9 @@ pub struct SimFaults {
     pub bad_fma: bool,
     pub bad_gemm: bool,
     pub slow: bool,
+    /// `maxwell`: cublasGemmEx answers CUBLAS_STATUS_ARCH_MISMATCH (8) for fp16 and bf16, as
+    /// on sm_52 and older.
+    pub maxwell: bool,
     /// `xidN`: Xid N on GPU 0, once, during a stress run.
     pub xid: Option<u64>,
 }
@@ -33,6 +36,7 @@ impl SimFaults {
             bad_fma: has("bad-fma"),
             bad_gemm: has("bad-gemm"),
             slow: has("slow"),
+            maxwell: has("maxwell"),
             xid: s
                 .split(',')
                 .find_map(|x| x.trim().strip_prefix("xid")?.parse().ok()),
@@ -402,6 +406,14 @@ impl Device for SimDevice {
         c: Buf,
         _reps: u32,
     ) -> Result<f64, GpuCallError> {
+        if self.faults.maxwell && ty != GemmType::F32 {
+            return Err(GpuCallError {
+                call: "cublasGemmEx".into(),
+                code: Some(8),
+                name: "CUBLAS_STATUS_ARCH_MISMATCH".into(),
+                message: "cuBLAS returned an error".into(),
+            });
+        }
         let (m, n, k) = (m as usize, n as usize, k as usize);
         let av = ty.decode(self.mem.get(&a.ptr).map(Vec::as_slice).unwrap_or(&[]));
         let bv = ty.decode(self.mem.get(&b.ptr).map(Vec::as_slice).unwrap_or(&[]));

@@ -658,14 +658,22 @@ fn stress_device(
                         c1,
                     });
                 }
-                // CUBLAS_STATUS_NOT_SUPPORTED: bf16 before Ampere, for one.
-                Err(e) if e.code == Some(15) && ty != GemmType::F32 => {
+                // CUBLAS_STATUS_NOT_SUPPORTED (15): bf16 before Ampere, for one;
+                // CUBLAS_STATUS_ARCH_MISMATCH (8): GemmEx with fp16 on sm_52 and older.
+                Err(e)
+                    if matches!(e.code, Some(15) | Some(8))
+                        && e.call.starts_with("cublas")
+                        && ty != GemmType::F32 =>
+                {
                     for x in [a, b, c0, c1] {
                         dev.free(x)?;
                     }
                     update(shared, |g| {
-                        g.gemm_skipped
-                            .push(format!("{}: not supported on this GPU", ty.name()))
+                        g.gemm_skipped.push(format!(
+                            "{}: not supported on this GPU ({})",
+                            ty.name(),
+                            e.name
+                        ))
                     });
                 }
                 Err(e) => return Err(e),

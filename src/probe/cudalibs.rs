@@ -498,13 +498,11 @@ fn toolkits(src: &Sources, limit: Instant) -> Vec<CudaToolkit> {
         // A toolkit put together from component packages (seen on the H100 image: a
         // /usr/local/cuda-13.0 whose version.json has no "cuda" entry) still names its compiler
         // and runtime: their version is the toolkit's.
-        let version = version
-            .or_else(|| nvcc.get().cloned())
-            .or_else(|| {
-                let text = fs::read_to_string(real.join("version.json")).ok()?;
-                parse_version_json(&text, "cuda_nvcc")
-                    .or_else(|| parse_version_json(&text, "cuda_cudart"))
-            });
+        let version = version.or_else(|| nvcc.get().cloned()).or_else(|| {
+            let text = fs::read_to_string(real.join("version.json")).ok()?;
+            parse_version_json(&text, "cuda_nvcc")
+                .or_else(|| parse_version_json(&text, "cuda_cudart"))
+        });
         out.push(CudaToolkit {
             root: real.to_string_lossy().into_owned(),
             version,

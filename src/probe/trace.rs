@@ -23,7 +23,9 @@ pub fn enabled() -> bool {
 pub fn line(what: &str) {
     if let Some(t0) = start() {
         let ms = t0.elapsed().as_secs_f64() * 1000.0;
-        eprintln!(
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
             "[trace +{ms:.1} ms] {}",
             crate::sanitize::clean_line(what, 200)
         );
