@@ -313,6 +313,23 @@ PYEOF
   step "NVML: event types, registration one by one, call times (pynvml)" "$P" 90 "$PY" "$WORK/nvml.py"
 fi
 
+# Where check's time goes: every probe thread and NVML call, timed (GPUDOCTOR_TRACE).
+step "GPUDOCTOR_TRACE=1 check --no-smoke --format line" "$P" 60 env GPUDOCTOR_TRACE=1 "$BIN" check --no-smoke --format line
+step "GPUDOCTOR_TRACE=1 check --format line (with smoke tests)" "$P" 60 env GPUDOCTOR_TRACE=1 "$BIN" check --format line
+# CUDA toolkits: what their version files say.
+for t in /usr/local/cuda /usr/local/cuda-*; do
+  [ -d "$t" ] || continue
+  step "toolkit $t: version files" "$P" 10 sh -c "ls '$t' | head -30; head -c 800 '$t/version.json' 2>&1; cat '$t/version.txt' 2>/dev/null"
+done
+# cuBLAS with only the pip wheels: hide the toolkit directories in a private mount namespace.
+if [ -z "$SIM" ] && command -v unshare >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+  hide=""
+  for t in /usr/local/cuda-*; do [ -d "$t" ] && hide="$hide $(readlink -f "$t")"; done
+  if [ -n "$hide" ]; then
+    step "check with the toolkits hidden (cuBLAS from pip wheels only):$hide" "$P" 90 unshare -m sh -c "for d in $hide; do mount -t tmpfs none \$d || exit 3; done; \"$BIN\" check --format json | $PY -c 'import json,sys; r=json.load(sys.stdin); s=r[\"snapshot\"][\"smoke\"]; v=s.get(\"value\") or {}; print(\"verdict\", r[\"verdict\"]); print(\"cublas\", json.dumps(v.get(\"cublas\"))); [print(g.get(\"ordinal\"), st[\"name\"], st[\"status\"], st.get(\"millis\"), (st.get(\"detail\") or \"\")[:100], json.dumps(st.get(\"error\"))[:200]) for g in v.get(\"gpus\", []) for st in g[\"steps\"]]; [print(\"finding\", f[\"severity\"], f[\"rule\"], f[\"title\"]) for f in r[\"findings\"]]'"
+  fi
+fi
+
 # ---------------------------------------------------------------- an Xid from another process
 X="$OUTDIR/stress.txt"
 if [ "$HAVE_CUPY" = 1 ] && [ -z "$SIM" ]; then
