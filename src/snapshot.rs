@@ -1050,4 +1050,7 @@ pub struct StressWatch {
     /// Why there was no watch (no NVML).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unavailable: Option<String>,
+    /// Why this GPU's Xid events were not watched (the rest of the watch ran).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub xids_unwatched: Option<String>,
 }

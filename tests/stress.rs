@@ -342,6 +342,42 @@ fn injected_flips_alone_do_not_fail_the_gpu() {
     assert!(!cmds.iter().any(|c| c.ends_with(" N")), "{cmds:?}");
 }
 
+/// A GPU whose Xid events cannot be registered is said so (info), and the rest of the watch runs.
+#[test]
+fn a_gpu_without_xid_events_is_named() {
+    let out = bin()
+        .env("GPUDOCTOR_SIM_GPUS", "2")
+        .env("GPUDOCTOR_SIM_FAULTS", "noxid")
+        .args(["stress", "--seconds", "1", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let f: Vec<&serde_json::Value> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| {
+            f["title"]
+                .as_str()
+                .unwrap()
+                .ends_with("Xid events not watched")
+        })
+        .collect();
+    assert_eq!(f.len(), 1, "GPU 0 only: {v:#}");
+    assert_eq!(f[0]["gpu"], 0);
+    assert!(f[0]["detail"]
+        .as_str()
+        .unwrap()
+        .starts_with("nvmlDeviceRegisterEvents(Xid): Not Supported."));
+    let g = &v["snapshot"]["stress"]["gpus"];
+    assert!(
+        g[0]["watch"]["samples"].as_u64().unwrap() >= 1,
+        "the rest of the watch ran"
+    );
+    assert!(g[1]["watch"].get("xids_unwatched").is_none());
+}
+
 fn interrupted(signal: i32, code: i32) {
     let child = bin()
         .env("GPUDOCTOR_SIM_GPUS", "2")

@@ -4,7 +4,7 @@
 //! without a GPU. Chosen with the hidden variable `GPUDOCTOR_SIM_GPUS=N`; faults with
 //! `GPUDOCTOR_SIM_FAULTS` (comma-separated): `stuck-bit` (one memory bit reads back flipped),
 //! `bad-fma` (one FMA thread class computes wrong), `bad-gemm` (one element of the fifth GEMM differs),
-//! `slow` (each kernel takes 50 ms), `maxwell` (no fp16/bf16 GemmEx), `xidN` such as `xid79` (Xid N reported once by the simulated watch). Each simulated
+//! `slow` (each kernel takes 50 ms), `maxwell` (no fp16/bf16 GemmEx), `noxid` (GPU 0's Xid events not watchable), `xidN` such as `xid79` (Xid N reported once by the simulated watch). Each simulated
 //! GPU has `GPUDOCTOR_SIM_MEM_MIB` MiB of memory (default 16).
 
 use std::collections::HashMap;
@@ -26,6 +26,8 @@ pub struct SimFaults {
     pub maxwell: bool,
     /// `xidN`: Xid N on GPU 0, once, during a stress run.
     pub xid: Option<u64>,
+    /// `noxid`: GPU 0's Xid events cannot be watched (as on a GPU whose driver offers none).
+    pub noxid: bool,
 }
 
 impl SimFaults {
@@ -37,6 +39,7 @@ impl SimFaults {
             bad_gemm: has("bad-gemm"),
             slow: has("slow"),
             maxwell: has("maxwell"),
+            noxid: has("noxid"),
             xid: s
                 .split(',')
                 .find_map(|x| x.trim().strip_prefix("xid")?.parse().ok()),
@@ -444,6 +447,7 @@ impl Device for SimDevice {
 /// The simulated watch: a steady temperature, and one Xid on GPU 0 when asked for.
 pub struct SimMonitor {
     pub xid: Option<u64>,
+    pub noxid: bool,
     sent: bool,
 }
 
@@ -451,6 +455,7 @@ impl SimMonitor {
     pub fn new(faults: &SimFaults) -> SimMonitor {
         SimMonitor {
             xid: faults.xid,
+            noxid: faults.noxid,
             sent: false,
         }
     }
@@ -468,6 +473,13 @@ impl Monitor for SimMonitor {
             remap_pending: Some(false),
             pcie_replays: Some(0),
         })
+    }
+    fn unwatched(&self) -> Vec<(u32, String)> {
+        if self.noxid {
+            vec![(0, "nvmlDeviceRegisterEvents(Xid): Not Supported".into())]
+        } else {
+            Vec::new()
+        }
     }
     fn xids(&mut self, wait: Duration) -> Vec<(u32, u64)> {
         std::thread::sleep(wait);

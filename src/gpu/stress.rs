@@ -241,6 +241,10 @@ pub trait Monitor: Send {
     fn sample(&mut self, index: u32) -> Option<Sample>;
     /// Xid events since the last call as (NVML index, Xid), waiting at most `wait`.
     fn xids(&mut self, wait: Duration) -> Vec<(u32, u64)>;
+    /// GPUs (NVML index) whose Xid events are not watched, and why.
+    fn unwatched(&self) -> Vec<(u32, String)> {
+        Vec::new()
+    }
 }
 
 /// NVML clock event reasons that mean the GPU slowed itself under load
@@ -452,6 +456,13 @@ pub fn run(
                     g.watch.unavailable = Some("NVML is not available: temperatures, clocks, ECC and Xid events were not watched".into())
                 }
                 None => {}
+            }
+            if let Some(m) = monitor.as_ref() {
+                g.watch.xids_unwatched = m
+                    .unwatched()
+                    .into_iter()
+                    .find(|(u, _)| *u == i)
+                    .map(|(_, why)| crate::sanitize::clean_line(&why, 300));
             }
         }
         run.gpus.push(g);

@@ -90,7 +90,8 @@ pub fn probe_all(opts: &ProbeOptions) -> Snapshot {
     let progress: nvml_health::Progress = std::sync::Arc::default();
     let nvml = opts.nvml.then(|| {
         let p = progress.clone();
-        deadline::spawn("nvml", move || nvml::probe(p))
+        let deep = opts.deep;
+        deadline::spawn("nvml", move || nvml::probe(p, deep))
     });
 
     let root = opts.root.clone();

@@ -74,7 +74,12 @@ pub fn init_error(e: &NvmlError) -> (bool, &'static str, String) {
 /// call while the rest of the report still prints.
 pub const TEST_HANG_VAR: &str = "GPUDOCTOR_TEST_HANG_NVML";
 
-pub fn probe(progress: Progress) -> NvmlReport {
+/// More GPUs than this in one node is a driver's nonsense count (the largest NVSwitch systems
+/// have 8 to 16; NVML enumerates at most 64 devices): only this many are probed.
+pub const MAX_GPUS: u32 = 64;
+
+/// `deep`: also validate each GPU's InfoROM (about 70 ms a GPU on an H100).
+pub fn probe(progress: Progress, deep: bool) -> NvmlReport {
     mark(&progress, "nvmlInit_v2");
     if std::env::var_os(TEST_HANG_VAR).is_some() {
         loop {
@@ -109,7 +114,13 @@ pub fn probe(progress: Progress) -> NvmlReport {
         device_count: count.as_ref().ok().copied(),
     };
     let gpus = match count {
-        Ok(n) => Probed::found((0..n).map(|i| gpu(&nvml, i, &progress)).collect()),
+        Ok(n) if n > MAX_GPUS => Probed::failed_code(
+            "nvml_error",
+            format!(
+                "nvmlDeviceGetCount said {n} GPUs, more than any node has (at most {MAX_GPUS} are probed): the driver's answer is not to be trusted; reload the driver or reboot"
+            ),
+        ),
+        Ok(n) => Probed::found((0..n).map(|i| gpu(&nvml, i, &progress, deep)).collect()),
         Err(e) => Probed::failed_code(
             "nvml_error",
             format!(
@@ -145,7 +156,7 @@ fn p<T>(r: Result<T, NvmlError>) -> Probed<T> {
     }
 }
 
-fn gpu(nvml: &Nvml, index: u32, progress: &Progress) -> Gpu {
+fn gpu(nvml: &Nvml, index: u32, progress: &Progress, deep: bool) -> Gpu {
     mark(progress, format!("GPU {index}: nvmlDeviceGetHandleByIndex"));
     let dev = match nvml.device_by_index(index) {
         Ok(d) => d,
@@ -207,7 +218,7 @@ fn gpu(nvml: &Nvml, index: u32, progress: &Progress) -> Gpu {
         }),
         health: Probed::absent_code("not_probed", "not probed"),
     };
-    g.health = Probed::found(health(nvml, &dev, index, progress));
+    g.health = Probed::found(health(nvml, &dev, index, progress, deep));
     g
 }
 

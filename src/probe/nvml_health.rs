@@ -32,7 +32,16 @@ const FI_RECOVERY_ACTION: u32 = 230;
 /// NVLink links to look at (NVML_NVLINK_MAX_LINKS is 18 on Hopper and Blackwell).
 const MAX_LINKS: u32 = 18;
 
-pub fn health(nvml: &Nvml, dev: &Device, index: u32, progress: &Progress) -> GpuHealth {
+/// `inforom`: also run nvmlDeviceValidateInforom, which reads the whole InfoROM: 68 ms of the
+/// 103 ms NVML probe on an H100 (docs/validation/h100-2026-11-23-run2, GPUDOCTOR_TRACE), so
+/// only `check --deep` asks for it.
+pub fn health(
+    nvml: &Nvml,
+    dev: &Device,
+    index: u32,
+    progress: &Progress,
+    inforom: bool,
+) -> GpuHealth {
     let mut h = GpuHealth::default();
     let call = |name: &str| mark(progress, format!("GPU {index}: {name}"));
     let note = |h: &mut GpuHealth, name: &str, e: NvmlError| {
@@ -138,12 +147,14 @@ pub fn health(nvml: &Nvml, dev: &Device, index: u32, progress: &Progress) -> Gpu
             Ok(nvml_wrapper::enums::device::SampleValue::I64(x)) => u64::try_from(x).ok(),
             _ => None,
         });
-    call("nvmlDeviceValidateInforom");
-    h.inforom_valid = match dev.validate_info_rom() {
-        Ok(()) => Some(true),
-        Err(NvmlError::CorruptedInfoROM) => Some(false),
-        Err(_) => None,
-    };
+    if inforom {
+        call("nvmlDeviceValidateInforom");
+        h.inforom_valid = match dev.validate_info_rom() {
+            Ok(()) => Some(true),
+            Err(NvmlError::CorruptedInfoROM) => Some(false),
+            Err(_) => None,
+        };
+    }
     h.clock_event_reasons = get!(
         "nvmlDeviceGetCurrentClocksThrottleReasons",
         dev.current_throttle_reasons()
@@ -180,7 +191,7 @@ pub fn health(nvml: &Nvml, dev: &Device, index: u32, progress: &Progress) -> Gpu
 }
 
 /// nvmlDeviceGetRemappedRows, raw (nvml-wrapper does not wrap it).
-fn remapped_rows(nvml: &Nvml, dev: &Device) -> Option<RemappedRows> {
+pub fn remapped_rows(nvml: &Nvml, dev: &Device) -> Option<RemappedRows> {
     let lib = nvml.lib();
     if lib.nvmlDeviceGetRemappedRows.is_err() {
         return None;

@@ -6,18 +6,22 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use nvml_wrapper::bitmasks::event::EventTypes;
-use nvml_wrapper::enum_wrappers::device::{Clock, TemperatureSensor};
+use nvml_wrapper::enum_wrappers::device::{Clock, EccCounter, MemoryError, TemperatureSensor};
 use nvml_wrapper::enums::event::XidError;
 use nvml_wrapper::{EventSet, Nvml};
 
-use super::nvml_health::{health, Progress};
+use super::nvml_health::{mark, remapped_rows, Progress};
 use crate::gpu::stress::{Monitor, Sample};
 
-/// NVML for the whole run (leaked on purpose: the event set borrows it, and the process ends
+/// NVML for the whole run (leaked on purpose: the event sets borrow it, and the process ends
 /// with the run).
 pub struct NvmlMonitor {
     nvml: &'static Nvml,
-    events: Option<EventSet<'static>>,
+    /// One event set per GPU, so that a GPU that refuses a type does not take the others'
+    /// registrations with it (nvml-wrapper frees a set whose registration failed).
+    events: Vec<EventSet<'static>>,
+    /// GPUs whose Xid events are not watched, and why.
+    unwatched: Vec<(u32, String)>,
     progress: Progress,
 }
 
@@ -25,64 +29,135 @@ impl NvmlMonitor {
     /// None when NVML does not load (no driver): stress then runs without a watch.
     pub fn open() -> Option<NvmlMonitor> {
         let nvml: &'static Nvml = Box::leak(Box::new(Nvml::init().ok()?));
-        let mut set = nvml.create_event_set().ok();
-        if let Ok(n) = nvml.device_count() {
-            for i in 0..n {
-                let Ok(dev) = nvml.device_by_index(i) else {
+        let progress: Progress = Arc::default();
+        let mut events = Vec::new();
+        let mut unwatched = Vec::new();
+        let count = nvml
+            .device_count()
+            .unwrap_or(0)
+            .min(crate::probe::nvml::MAX_GPUS);
+        for i in 0..count {
+            mark(
+                &progress,
+                format!("GPU {i}: nvmlDeviceGetSupportedEventTypes"),
+            );
+            let Ok(dev) = nvml.device_by_index(i) else {
+                unwatched.push((i, "nvmlDeviceGetHandleByIndex failed".to_string()));
+                continue;
+            };
+            let supported = match dev.supported_event_types() {
+                Ok(t) => t,
+                Err(e) => {
+                    unwatched.push((i, format!("nvmlDeviceGetSupportedEventTypes: {e}")));
                     continue;
-                };
-                if let Some(s) = set.take() {
-                    let want = EventTypes::CRITICAL_XID_ERROR | EventTypes::DOUBLE_BIT_ECC_ERROR;
-                    set = dev.register_events(want, s).ok();
                 }
+            };
+            // Xid events first; double-bit ECC events only where ECC is on (GeForce and
+            // ECC-off GPUs refuse them).
+            let mut wanted = Vec::new();
+            if supported.contains(EventTypes::CRITICAL_XID_ERROR) {
+                wanted.push(EventTypes::CRITICAL_XID_ERROR);
+            } else {
+                unwatched.push((
+                    i,
+                    "the driver offers no Xid events for this GPU (nvmlDeviceGetSupportedEventTypes); on MIG without root only whole-device events are seen".to_string(),
+                ));
+            }
+            if supported.contains(EventTypes::DOUBLE_BIT_ECC_ERROR) {
+                wanted.push(EventTypes::DOUBLE_BIT_ECC_ERROR);
+            }
+            let mut set = None;
+            for t in wanted {
+                mark(
+                    &progress,
+                    format!("GPU {i}: nvmlDeviceRegisterEvents({t:?})"),
+                );
+                let s = match set.take() {
+                    Some(s) => s,
+                    None => match nvml.create_event_set() {
+                        Ok(s) => s,
+                        Err(e) => {
+                            unwatched.push((i, format!("nvmlEventSetCreate: {e}")));
+                            break;
+                        }
+                    },
+                };
+                match dev.register_events(t, s) {
+                    Ok(s) => set = Some(s),
+                    Err(e) => {
+                        if t == EventTypes::CRITICAL_XID_ERROR {
+                            unwatched
+                                .push((i, format!("nvmlDeviceRegisterEvents(Xid): {}", e.error)));
+                        }
+                    }
+                }
+            }
+            if let Some(s) = set {
+                events.push(s);
             }
         }
         Some(NvmlMonitor {
             nvml,
-            events: set,
-            progress: Arc::default(),
+            events,
+            unwatched,
+            progress,
         })
     }
 }
 
 impl Monitor for NvmlMonitor {
+    /// The light set, once a second: temperature, power, SM clock, clock event reasons,
+    /// volatile ECC counts, pending row remaps, PCIe replays (about ten calls; the whole health
+    /// probe, InfoROM validation included, took about 100 ms a GPU on an H100).
     fn sample(&mut self, index: u32) -> Option<Sample> {
         let dev = self.nvml.device_by_index(index).ok()?;
-        let h = health(self.nvml, &dev, index, &self.progress);
+        mark(&self.progress, format!("GPU {index}: sample"));
+        let ecc_on = dev.is_ecc_enabled().ok().map(|m| m.currently_enabled) == Some(true);
+        let ecc = |t: MemoryError| {
+            if ecc_on {
+                dev.total_ecc_errors(t, EccCounter::Volatile).ok()
+            } else {
+                None
+            }
+        };
         Some(Sample {
             temperature_c: dev.temperature(TemperatureSensor::Gpu).ok(),
             power_w: dev.power_usage().ok().map(|mw| f64::from(mw) / 1000.0),
             sm_mhz: dev.clock_info(Clock::SM).ok(),
-            clock_event_reasons: h.clock_event_reasons,
-            ecc_corrected: h.ecc.and_then(|e| e.volatile_corrected),
-            ecc_uncorrected: h.ecc.and_then(|e| e.volatile_uncorrected),
-            remap_pending: h.remapped_rows.map(|r| r.pending),
-            pcie_replays: h.pcie_replays,
+            clock_event_reasons: dev.current_throttle_reasons().ok().map(|r| r.bits()),
+            ecc_corrected: ecc(MemoryError::Corrected),
+            ecc_uncorrected: ecc(MemoryError::Uncorrected),
+            remap_pending: remapped_rows(self.nvml, &dev).map(|r| r.pending),
+            pcie_replays: dev.pcie_replay_counter().ok().map(u64::from),
         })
     }
 
+    fn unwatched(&self) -> Vec<(u32, String)> {
+        self.unwatched.clone()
+    }
+
     fn xids(&mut self, wait: Duration) -> Vec<(u32, u64)> {
-        let Some(set) = self.events.as_ref() else {
-            return Vec::new();
-        };
         let mut out = Vec::new();
         let mut ms = wait.as_millis().min(1000) as u32;
-        // Drain what is queued; only the first wait blocks.
-        while let Ok(e) = set.wait(ms) {
-            ms = 0;
-            let index = e.device.index().unwrap_or(u32::MAX);
-            match e.event_data {
-                Some(XidError::Value(x)) => out.push((index, x)),
-                // A double-bit ECC event without an Xid: report it as Xid 48 (DBE), the Xid the
-                // driver logs for it (faults.md section 1).
-                _ if e.event_type.contains(EventTypes::DOUBLE_BIT_ECC_ERROR) => {
-                    out.push((index, 48))
+        for set in &self.events {
+            // Drain what is queued; only the first wait blocks.
+            while let Ok(e) = set.wait(ms) {
+                ms = 0;
+                let index = e.device.index().unwrap_or(u32::MAX);
+                match e.event_data {
+                    Some(XidError::Value(x)) => out.push((index, x)),
+                    // A double-bit ECC event without an Xid: report it as Xid 48 (DBE), the Xid
+                    // the driver logs for it (faults.md section 1).
+                    _ if e.event_type.contains(EventTypes::DOUBLE_BIT_ECC_ERROR) => {
+                        out.push((index, 48))
+                    }
+                    _ => {}
                 }
-                _ => {}
+                if out.len() > 64 {
+                    return out;
+                }
             }
-            if out.len() > 64 {
-                break;
-            }
+            ms = 0;
         }
         out
     }

@@ -178,6 +178,13 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
             };
             out.push(f);
         }
+        if let (Some(why), None) = (&w.xids_unwatched, &w.unavailable) {
+            out.push(on(doc.finding(
+                Severity::Info,
+                format!("{}: Xid events not watched", g.label()),
+                format!("{why}. Temperatures, clocks and ECC were watched; Xids of this run are only in the kernel log (gpudoctor check reads it)."),
+            )));
+        }
         if let Some(why) = &w.unavailable {
             out.push(on(doc.finding(
                 Severity::Info,
