@@ -241,6 +241,7 @@ fn check(a: CheckArgs) -> Output {
         Ok(m) => m,
         Err(e) => return Output::tool_error(e),
     };
+    crate::probe::trace::line("matrix loaded");
     let snap = match build_snapshot(&a, &matrix) {
         Ok(s) => s,
         Err(e) => return Output::tool_error(e),
@@ -276,6 +277,7 @@ fn check(a: CheckArgs) -> Output {
         skip: a.skip.clone(),
     };
     let report = judge(snap, &matrix, &opts, &sel, &filter, policy.as_ref());
+    crate::probe::trace::line("rules judged");
     let fail_on = fail_severity(a.fail_on);
     let status = if report.unfit(fail_on) {
         ExitStatus::Unfit

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    gpudoctor::probe::trace::line("main");
     let cli = match gpudoctor::cli::Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
@@ -25,5 +26,6 @@ fn main() -> ExitCode {
     let _ = stdout.write_all(out.stdout.as_bytes());
     let _ = stdout.flush();
     let _ = std::io::stderr().write_all(out.stderr.as_bytes());
+    gpudoctor::probe::trace::line("output written");
     ExitCode::from(out.status.code() as u8)
 }

@@ -236,6 +236,7 @@ pub fn probe_all(opts: &ProbeOptions) -> Snapshot {
         .ok()
         .and_then(|t| t.split_whitespace().next()?.parse().ok());
     snap.schema = SNAPSHOT_SCHEMA.to_string();
+    trace::line("probes done");
     snap
 }
 
