@@ -34,10 +34,17 @@ impl Output {
         }
     }
     /// gpudoctor itself failed (exit 2) with a message that says what to do.
+    /// gpudoctor's own failure (exit 2). The message often quotes the user's files and
+    /// arguments: every line is cleaned of terminal escapes and control characters.
     pub fn tool_error(msg: impl AsRef<str>) -> Output {
+        let clean: Vec<String> = msg
+            .as_ref()
+            .lines()
+            .map(|l| crate::sanitize::clean_line(l, 2000))
+            .collect();
         Output {
             stdout: String::new(),
-            stderr: format!("gpudoctor: error: {}\n", msg.as_ref()),
+            stderr: format!("gpudoctor: error: {}\n", clean.join("\n")),
             status: ExitStatus::ToolFailed,
         }
     }

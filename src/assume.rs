@@ -63,6 +63,8 @@ fn bad(key: &str, value: &str, want: &str) -> AssumeError {
         .find(|(k, _)| *k == key)
         .map(|(_, e)| *e)
         .unwrap_or("");
+    // The value is the user's text: no terminal escapes echoed back.
+    let value = crate::sanitize::clean_line(value, 80);
     AssumeError(format!(
         "--assume {key}={value}: {want} (for example --assume {key}={example})"
     ))
@@ -211,8 +213,9 @@ pub fn apply(
             let (maj, min, patch) = match parts.as_slice() {
                 [a] => (*a, 0, 0),
                 [a, b] => (*a, *b, 0),
-                [a, b, c, ..] => (*a, *b, *c),
-                [] => return Err(bad(key, value, "expected a cuDNN version like 8.9.7")),
+                // cuDNN's own versions have at most four parts (the wheel's 8.9.7.29).
+                [a, b, c] | [a, b, c, _] => (*a, *b, *c),
+                _ => return Err(bad(key, value, "expected a cuDNN version like 8.9.7")),
             };
             if maj == 0 || min > 99 || patch > 99 {
                 return Err(bad(key, value, "expected a cuDNN version like 8.9.7"));
@@ -240,6 +243,19 @@ pub fn apply(
                     "expected a PyTorch version like 2.1.0+cu121 or 2.3.0+cpu",
                 )
             })?;
+            // A CUDA build tag is cu + the version's digits (cu118, cu121, cu130); anything else
+            // after "cu" would silently read as a CPU build.
+            // Only the first segment: PyPI's own builds read 1.13.1+cu117.with.pypi.cudnn.
+            let first = v.local.as_deref().and_then(|l| l.split('.').next());
+            if let Some(tag) = first.and_then(|l| l.strip_prefix("cu")) {
+                if !(tag.len() >= 2 && tag.bytes().all(|b| b.is_ascii_digit())) {
+                    return Err(bad(
+                        key,
+                        value,
+                        "the build tag after '+' must be cuNNN (cu121), cpu or rocmX.Y",
+                    ));
+                }
+            }
             let cuda = v.local_cuda().map(|c| c.to_string());
             let hip = v
                 .local

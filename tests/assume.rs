@@ -240,3 +240,39 @@ fn redaction_removes_uuids_and_the_home_directory() {
     assert!(r.stdout.contains("\"~/venv\""), "{}", r.stdout);
     assert_eq!(r.json()["redacted"], true);
 }
+
+/// Malformed build tags and versions are refused (exit 2) instead of passing silently, and the
+/// message never echoes a terminal escape from the value.
+#[test]
+fn malformed_values_are_refused_without_echoing_escapes() {
+    for bad in [
+        "torch=2.1.0+cuXYZ",
+        "torch=2.1.0+cu",
+        "cudnn=8.9.7.1.2",
+        "cudnn=8.9.x",
+        "driver=535.\u{1b}[31mRED",
+    ] {
+        let r = assume(&[bad]);
+        assert_eq!(r.code, 2, "{bad}: {}", r.stdout);
+        assert!(r.stderr.contains("--assume"), "{bad}: {}", r.stderr);
+        assert!(
+            !r.stderr.contains('\u{1b}'),
+            "{bad}: an escape reached stderr"
+        );
+    }
+    // The real forms still work: a four-part cuDNN wheel version, CUDA and ROCm tags.
+    for good in [
+        "cudnn=8.9.7.29",
+        "torch=2.1.0+cu121",
+        "torch=2.3.0+cpu",
+        "torch=2.3.0+rocm6.0",
+    ] {
+        let r = assume(&[good]);
+        assert!(
+            r.code == 0 || r.code == 1,
+            "{good}: exit {}: {}",
+            r.code,
+            r.stderr
+        );
+    }
+}

@@ -199,3 +199,22 @@ fn dates_and_globs() {
     assert!(!glob("gpu-h100-*", "gpu-a100-001"));
     assert!(glob("node", "node") && !glob("node", "node2"));
 }
+
+/// A policy error quotes the user's file: no terminal escape from its name or text reaches
+/// stderr.
+#[test]
+fn policy_errors_echo_no_terminal_escapes() {
+    let d = tempfile::tempdir().unwrap();
+    let missing = d.path().join("fleet\u{1b}[2J\u{1b}[31m.yaml");
+    let r = Run::new()
+        .args(["check", "--no-probe", "--policy"])
+        .arg_path(&missing)
+        .run();
+    assert_eq!(r.code, 2, "{}", r.stdout);
+    assert!(
+        r.stderr.contains("cannot read the policy file"),
+        "{}",
+        r.stderr
+    );
+    assert!(!r.stderr.contains('\u{1b}'), "{:?}", r.stderr);
+}

@@ -603,3 +603,67 @@ fn forward_compatibility_on_a_supported_and_an_unsupported_branch() {
         .unwrap()
         .contains("804"));
 }
+
+fn real_h100() -> Value {
+    base("h100-580.159.04-real.json")
+}
+
+/// A healthy H100 recorded on a real machine (driver 580.159.04, open module): no error, and
+/// nothing but the matrix not knowing its JAX yet. Any other finding here is a false one.
+#[test]
+fn a_real_healthy_h100_has_no_false_findings() {
+    let r = check(&real_h100(), &[]);
+    assert_eq!(r.code, 0, "{}", r.stdout);
+    for rule in r.rules() {
+        assert_eq!(
+            rule, "matrix.stale",
+            "a false finding on a healthy H100: {}",
+            r.stdout
+        );
+    }
+}
+
+/// The module flavour against the GPU: open modules drive Turing (7.5) and newer only;
+/// Blackwell and Grace Hopper need the open modules.
+#[test]
+fn the_module_flavor_must_drive_the_gpu() {
+    let flavored = |flavor: &str, name: &str, cc: &str| {
+        let mut s = real_h100();
+        set(&mut s, "/driver/kernel_module/value/flavor", json!(flavor));
+        set(&mut s, "/gpus/value/0/name/value", json!(name));
+        set(&mut s, "/gpus/value/0/compute_capability/value", json!(cc));
+        check(&s, &[])
+    };
+    let r = flavored("proprietary", "NVIDIA B200", "10.0");
+    assert_eq!(r.code, 1);
+    let v = r.json();
+    let f = finding(&v, "driver.module-flavor");
+    assert_eq!(f["category"], "arch_unsupported");
+    assert_eq!(f["gpu"], 0);
+    assert!(f["title"]
+        .as_str()
+        .unwrap()
+        .contains("needs the open kernel module"));
+    let r = flavored("open", "Tesla V100-SXM2-16GB", "7.0");
+    let v = r.json();
+    let f = finding(&v, "driver.module-flavor");
+    assert!(f["title"]
+        .as_str()
+        .unwrap()
+        .contains("open kernel module does not drive a compute 7.0 GPU"));
+    // The right flavours, and an unknown one, say nothing.
+    for (flavor, name, cc) in [
+        ("open", "NVIDIA B200", "10.0"),
+        ("proprietary", "Tesla V100-SXM2-16GB", "7.0"),
+        ("proprietary", "NVIDIA H100 80GB HBM3", "9.0"),
+        ("open", "NVIDIA H100 80GB HBM3", "9.0"),
+        ("unknown", "NVIDIA B200", "10.0"),
+    ] {
+        assert!(
+            !flavored(flavor, name, cc)
+                .rules()
+                .contains(&"driver.module-flavor".to_string()),
+            "{flavor} {name}"
+        );
+    }
+}

@@ -306,7 +306,7 @@ fn injected_flips_alone_do_not_fail_the_gpu() {
             .args([
                 "stress",
                 "--seconds",
-                "1",
+                "2",
                 "--inject-faults",
                 "50",
                 "--json",

@@ -15,6 +15,7 @@ mod debug_injection;
 mod device_permissions;
 mod driver_library_mismatch;
 mod driver_missing;
+mod driver_module_flavor;
 mod expected_gpus;
 mod fabric_manager;
 mod faults_kernel_log;
@@ -180,6 +181,7 @@ pub fn all() -> Vec<Rule> {
     vec![
         driver_missing::RULE,
         driver_library_mismatch::RULE,
+        driver_module_flavor::RULE,
         device_permissions::RULE,
         stub_libcuda::RULE,
         container_no_gpu::RULE,
