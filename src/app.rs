@@ -230,6 +230,7 @@ pub fn evaluate(snap: Snapshot, matrix: &Matrix, opts: &RuleOptions, sel: &Selec
 }
 
 fn check(a: CheckArgs) -> Output {
+    let started = std::time::Instant::now();
     // Pure argument checks first, before touching the machine.
     if let Err(e) = probe_options(&a.probe) {
         return Output::tool_error(e);
@@ -264,7 +265,19 @@ fn check(a: CheckArgs) -> Output {
         } else {
             {
                 crate::probe::trace::line("smoke start");
-                let r = run_smoke(&snap, &filter, a.probe.timeout);
+                // One deadline for the whole check: the smoke tests get what the probes left.
+                let left = a.probe.timeout - started.elapsed().as_secs_f64();
+                let r = if left < 0.25 {
+                    crate::snapshot::Probed::absent_code(
+                        "no_time",
+                        format!(
+                            "not run: the probes used the whole --timeout of {} s",
+                            a.probe.timeout
+                        ),
+                    )
+                } else {
+                    run_smoke(&snap, &filter, left)
+                };
                 crate::probe::trace::line("smoke done");
                 r
             }
@@ -413,8 +426,8 @@ fn selected_rules(sel: &Selection) -> Vec<rules::RuleDoc> {
         .collect()
 }
 
-/// Runs the GPU smoke tests on this machine's GPUs (the `--gpu` selection), under the same
-/// `--timeout` as the probes.
+/// Runs the GPU smoke tests on this machine's GPUs (the `--gpu` selection) within `timeout_s`:
+/// what is left of `--timeout` after the probes.
 fn run_smoke(
     snap: &Snapshot,
     filter: &GpuFilter,

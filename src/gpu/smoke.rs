@@ -100,6 +100,19 @@ pub fn run(backend: Arc<dyn Backend>, opts: &SmokeOptions) -> Probed<SmokeRun> {
         }
     };
     run.driver_cuda_version = Some(driver);
+    if count > crate::probe::nvml::MAX_GPUS {
+        run.error = Some(GpuCallError {
+            call: "cuDeviceGetCount".into(),
+            code: None,
+            name: "NONSENSE_COUNT".into(),
+            message: format!(
+                "the driver said {count} GPUs, more than any node has (at most {} are tested): its answers are not to be trusted; reload the driver or reboot",
+                crate::probe::nvml::MAX_GPUS
+            ),
+        });
+        run.millis = ms(start.elapsed());
+        return Probed::found(run);
+    }
     let with_blas = run.cublas.is_found();
     let pending: Vec<_> = (0..count)
         .map(|ordinal| {

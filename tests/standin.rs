@@ -1,0 +1,111 @@
+//! `check` through a stand-in `libcuda.so.1` (tests/standin/libcuda.c, built here with `cc`):
+//! a driver whose cuInit hangs, crashes or answers nonsense never takes gpudoctor down or past
+//! its deadline.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// Builds the stand-in into `dir` as libcuda.so.1 and libcuda.so (cudarc tries the latter).
+fn build(dir: &Path) {
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/standin/libcuda.c");
+    let so = dir.join("libcuda.so.1");
+    let st = Command::new("cc")
+        .args(["-shared", "-fPIC", "-O1", "-o"])
+        .arg(&so)
+        .arg(&src)
+        .status()
+        .expect("cc, to build the stand-in libcuda");
+    assert!(st.success());
+    std::os::unix::fs::symlink("libcuda.so.1", dir.join("libcuda.so")).unwrap();
+}
+
+fn check(dir: &Path, env: &[(&str, &str)], timeout: &str) -> (i32, serde_json::Value, Duration) {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_gpudoctor"));
+    c.args(["check", "--format", "json", "--timeout", timeout])
+        .env("LD_LIBRARY_PATH", dir)
+        .env_remove("GPUDOCTOR_POLICY");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let t = Instant::now();
+    let out = c.output().unwrap();
+    let took = t.elapsed();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}): {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (out.status.code().unwrap_or(-1), v, took)
+}
+
+/// A cuInit that never returns: the report still comes within --timeout + 1 s (the smoke tests
+/// get what the probes left, not a second --timeout), naming cuInit.
+#[test]
+fn a_hanging_cuinit_keeps_the_deadline() {
+    let d = tempfile::tempdir().unwrap();
+    build(d.path());
+    let (code, v, took) = check(d.path(), &[("STANDIN_CUINIT", "hang")], "2");
+    assert!(took < Duration::from_millis(3000), "took {took:?}");
+    assert_eq!(code, 1);
+    let smoke = &v["snapshot"]["smoke"];
+    let text = smoke.to_string();
+    assert!(text.contains("cuInit"), "{smoke:#}");
+    let f = common::finding(&v, "smoke.failed");
+    assert_eq!(f["severity"], "error");
+}
+
+/// A wedged driver: NVML's init and cuInit both hang. The probes use the whole --timeout, so
+/// the smoke tests are not started (they used to get a second --timeout: 4 s at --timeout 2).
+#[test]
+fn a_wedged_driver_gets_one_deadline_not_two() {
+    let d = tempfile::tempdir().unwrap();
+    build(d.path());
+    let (code, v, took) = check(
+        d.path(),
+        &[
+            ("STANDIN_CUINIT", "hang"),
+            ("GPUDOCTOR_TEST_HANG_NVML", "1"),
+        ],
+        "2",
+    );
+    assert!(took < Duration::from_millis(3000), "took {took:?}");
+    assert_eq!(code, 1);
+    let smoke = &v["snapshot"]["smoke"];
+    assert_eq!(smoke["code"], "no_time", "{smoke:#}");
+    assert!(common::finding(&v, "probe.timeout")["title"]
+        .as_str()
+        .unwrap()
+        .contains("'nvml' timed out"));
+}
+
+/// A cuInit that returns an error is a finding naming cuInit, never gpudoctor's end. (One that
+/// segfaults still ends the process: the hardening issue's sacrificial process is for that.)
+#[test]
+fn a_cuinit_error_is_a_finding_not_a_crash() {
+    let d = tempfile::tempdir().unwrap();
+    build(d.path());
+    let (code, v, _) = check(d.path(), &[("STANDIN_CUINIT", "999")], "5");
+    assert_eq!(code, 1);
+    let f = common::finding(&v, "smoke.failed");
+    assert!(f["detail"].as_str().unwrap().contains("cuInit"), "{f:#}");
+}
+
+/// A device count no node has is refused at once instead of testing 200,000 GPUs.
+#[test]
+fn a_nonsense_device_count_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    build(d.path());
+    let (code, v, took) = check(d.path(), &[("STANDIN_DEVICE_COUNT", "200000")], "5");
+    assert_eq!(code, 1);
+    assert!(took < Duration::from_secs(5), "took {took:?}");
+    let smoke = &v["snapshot"]["smoke"]["value"];
+    assert_eq!(smoke["error"]["name"], "NONSENSE_COUNT", "{smoke:#}");
+    assert!(smoke["gpus"].as_array().is_none_or(|g| g.is_empty()));
+}
