@@ -588,8 +588,7 @@ fn stress(a: StressArgs) -> Output {
         }
         None => (
             Arc::new(crate::gpu::cuda::CudaBackend::for_snapshot(&snap)),
-            crate::probe::nvml_watch::NvmlMonitor::open()
-                .map(|m| Box::new(m) as Box<dyn crate::gpu::stress::Monitor>),
+            open_watch(Duration::from_secs(5)),
         ),
     };
     let mut result = st::run(backend, &opts, monitor, &mut |e| sink.event(e));
@@ -645,6 +644,25 @@ fn stress(a: StressArgs) -> Output {
         StressFormat::Line => render::line::render(&report),
     };
     Output::ok(text, status)
+}
+
+/// NVML for the stress watch, opened on a thread under `limit` and then run on a thread of its
+/// own ([`crate::gpu::watch`]): a hung driver costs the watch, never the run.
+fn open_watch(limit: Duration) -> Option<Box<dyn crate::gpu::stress::Monitor>> {
+    use crate::gpu::watch::{DeadMonitor, ThreadedMonitor};
+    use crate::probe::deadline::{self, Outcome};
+    let p = deadline::spawn("nvml-watch", crate::probe::nvml_watch::NvmlMonitor::open);
+    match p.wait(std::time::Instant::now() + limit) {
+        (Outcome::Done(Some(m)), _) => Some(Box::new(ThreadedMonitor::start(Box::new(m)))),
+        (Outcome::Done(None), _) => None,
+        (Outcome::TimedOut, took) => Some(Box::new(DeadMonitor(format!(
+            "NVML did not answer within {} s (nvmlInit or event registration hung): temperatures, clocks, ECC and Xid events were not watched",
+            took.as_secs()
+        )))),
+        (Outcome::Panicked(e), _) => Some(Box::new(DeadMonitor(format!(
+            "NVML failed while opening the watch ({e}): nothing was watched"
+        )))),
+    }
 }
 
 fn snapshot(a: SnapshotArgs) -> Output {

@@ -378,6 +378,67 @@ fn a_gpu_without_xid_events_is_named() {
     assert!(g[1]["watch"].get("xids_unwatched").is_none());
 }
 
+/// A watch whose NVML calls hang after `ok` samples (a wedged driver).
+struct HangingMonitor {
+    ok: u32,
+}
+
+impl gpudoctor::gpu::stress::Monitor for HangingMonitor {
+    fn sample(&mut self, _index: u32) -> Option<gpudoctor::gpu::stress::Sample> {
+        if self.ok == 0 {
+            loop {
+                std::thread::sleep(Duration::from_secs(3600));
+            }
+        }
+        self.ok -= 1;
+        Some(gpudoctor::gpu::stress::Sample {
+            temperature_c: Some(50),
+            ..Default::default()
+        })
+    }
+    fn xids(&mut self, wait: Duration) -> Vec<(u32, u64)> {
+        std::thread::sleep(wait);
+        Vec::new()
+    }
+}
+
+/// NVML hanging in the middle of a run: the run still ends on time (the watch runs on its own
+/// thread), keeps the samples taken before, and says the watch stopped. Before, the stress loop
+/// called NVML itself and hung for good.
+#[test]
+fn a_watch_that_hangs_does_not_hang_the_run() {
+    use gpudoctor::gpu::watch::{DeadMonitor, ThreadedMonitor};
+    let o = opts(7.0);
+    let t = Instant::now();
+    let m = ThreadedMonitor::start(Box::new(HangingMonitor { ok: 2 }));
+    let r = stress::run(Arc::new(sim(1, 4, "")), &o, Some(Box::new(m)), &mut |_| {});
+    assert!(
+        t.elapsed() < Duration::from_secs(10),
+        "took {:?}",
+        t.elapsed()
+    );
+    let w = &r.gpus[0].watch;
+    assert_eq!(w.samples, 2, "{w:?}");
+    assert!(
+        w.unavailable
+            .as_deref()
+            .is_some_and(|u| u.starts_with("NVML stopped answering")),
+        "{w:?}"
+    );
+    // A watch that never opened says why.
+    let m = DeadMonitor("NVML did not answer within 5 s".into());
+    let r = stress::run(
+        Arc::new(sim(1, 4, "")),
+        &opts(0.5),
+        Some(Box::new(m)),
+        &mut |_| {},
+    );
+    assert_eq!(
+        r.gpus[0].watch.unavailable.as_deref(),
+        Some("NVML did not answer within 5 s")
+    );
+}
+
 fn interrupted(signal: i32, code: i32) {
     let child = bin()
         .env("GPUDOCTOR_SIM_GPUS", "2")

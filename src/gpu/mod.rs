@@ -11,6 +11,7 @@ pub mod cuda;
 pub mod sim;
 pub mod smoke;
 pub mod stress;
+pub mod watch;
 
 use crate::report::Category;
 use crate::snapshot::GpuCallError;

@@ -245,6 +245,10 @@ pub trait Monitor: Send {
     fn unwatched(&self) -> Vec<(u32, String)> {
         Vec::new()
     }
+    /// Why the watch watched nothing, or stopped (NVML hung).
+    fn unavailable(&self) -> Option<String> {
+        None
+    }
 }
 
 /// NVML clock event reasons that mean the GPU slowed itself under load
@@ -456,6 +460,9 @@ pub fn run(
                     g.watch.unavailable = Some("NVML is not available: temperatures, clocks, ECC and Xid events were not watched".into())
                 }
                 None => {}
+            }
+            if let Some(why) = monitor.as_ref().and_then(|m| m.unavailable()) {
+                g.watch.unavailable = Some(crate::sanitize::clean_line(&why, 300));
             }
             if let Some(m) = monitor.as_ref() {
                 g.watch.xids_unwatched = m
