@@ -89,8 +89,8 @@ fn probe_options(p: &ProbeArgs) -> Result<ProbeOptions, String> {
 
 /// Reads a snapshot file; errors name the file and the line.
 pub fn read_snapshot(path: &Path) -> Result<Snapshot, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read the snapshot {}: {e}", path.display()))?;
+    let text =
+        crate::userfile::read(path, "snapshot").map_err(|e| format!("{}: {e}", path.display()))?;
     let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
         format!(
             "{}:{}:{}: not a JSON snapshot: {e}",

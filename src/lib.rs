@@ -23,4 +23,5 @@ pub mod report;
 pub mod rules;
 pub mod sanitize;
 pub mod snapshot;
+pub mod userfile;
 pub mod version;

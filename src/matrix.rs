@@ -386,10 +386,10 @@ impl Matrix {
         }
         let mut texts = Vec::new();
         for f in files {
-            let text = std::fs::read_to_string(&f).map_err(|e| {
+            let text = crate::userfile::read(&f, "matrix file").map_err(|e| {
                 vec![MatrixError {
                     path: f.display().to_string(),
-                    message: format!("cannot read it: {e}"),
+                    message: e,
                 }]
             })?;
             texts.push((f.display().to_string(), text));

@@ -189,8 +189,8 @@ impl Policy {
     /// Reads and checks a policy file; the error names file:line:column.
     pub fn load(path: &std::path::Path) -> Result<Policy, String> {
         let name = path.display().to_string();
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("{name}: cannot read the policy file: {e}"))?;
+        let text =
+            crate::userfile::read(path, "policy file").map_err(|e| format!("{name}: {e}"))?;
         Policy::parse(&name, &text)
     }
 

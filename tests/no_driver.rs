@@ -216,3 +216,61 @@ fn rules_lists_every_rule_once() {
         }
     }
 }
+
+/// User files that are not regular files of a sane size give a clear error and exit 2 at once:
+/// a FIFO (which used to block for good), /dev/zero (which used to eat memory), a huge file.
+#[test]
+fn user_files_that_are_not_plain_files_are_refused_at_once() {
+    let d = tempfile::tempdir().unwrap();
+    let fifo = d.path().join("snap.fifo");
+    let st = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let big = d.path().join("big.json");
+    let f = std::fs::File::create(&big).unwrap();
+    f.set_len(64 << 20).unwrap();
+    for (flag, path, want) in [
+        (
+            "--snapshot",
+            fifo.as_path(),
+            "is a FIFO (named pipe), not a regular file",
+        ),
+        (
+            "--snapshot",
+            std::path::Path::new("/dev/zero"),
+            "is a device, not a regular file",
+        ),
+        (
+            "--snapshot",
+            big.as_path(),
+            "gpudoctor reads at most 32 MiB",
+        ),
+        (
+            "--policy",
+            fifo.as_path(),
+            "is a FIFO (named pipe), not a regular file",
+        ),
+        (
+            "--matrix",
+            std::path::Path::new("/dev/zero"),
+            "is a device, not a regular file",
+        ),
+    ] {
+        let t = std::time::Instant::now();
+        let r = Run::new().args(["check", flag]).arg_path(path).run();
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(5),
+            "{flag} {path:?} hung"
+        );
+        assert_eq!(r.code, 2, "{flag} {path:?}: {}", r.stdout);
+        assert!(r.stderr.contains(want), "{flag} {path:?}: {}", r.stderr);
+    }
+    let r = Run::new()
+        .args(["matrix", "validate"])
+        .arg_path(&fifo)
+        .run();
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("FIFO"), "{}", r.stderr);
+}
