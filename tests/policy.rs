@@ -59,6 +59,29 @@ fn a_waived_finding_still_shows_and_no_longer_fails() {
         r.stdout
     );
     assert!(r.stdout.contains(": CPU-only build node"), "{}", r.stdout);
+    // Every renderer honours the waiver: JUnit has no <failure> for it and says it in
+    // <system-out>; Prometheus does not count it as a finding (alerts stay quiet).
+    let r = check(NODRIVER, &p, &["--format", "junit"]);
+    assert_eq!(r.code, 0);
+    assert!(!r.stdout.contains("<failure"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("[error, waived until 2099-12-31 by "),
+        "{}",
+        r.stdout
+    );
+    let r = check(NODRIVER, &p, &["--format", "prometheus"]);
+    assert_eq!(r.code, 0);
+    assert!(
+        r.stdout
+            .contains("gpudoctor_findings{category=\"driver_missing\",severity=\"error\"} 0"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("gpudoctor_waived_findings 2"),
+        "{}",
+        r.stdout
+    );
 }
 
 #[test]

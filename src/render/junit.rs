@@ -73,7 +73,11 @@ pub fn render(report: &Report, rules: &[RuleDoc], fail_on: Severity, suite: &str
                 esc(r.category.as_str()),
                 esc(&name)
             );
-            let failing: Vec<&&Finding> = mine.iter().filter(|f| f.severity >= fail_on).collect();
+            // A waived finding is not a failure: it is said in <system-out> with its waiver.
+            let failing: Vec<&&Finding> = mine
+                .iter()
+                .filter(|f| f.severity >= fail_on && f.waived.is_none())
+                .collect();
             if let Some(first) = failing.first() {
                 failures += 1;
                 let text: Vec<String> = failing
@@ -90,8 +94,18 @@ pub fn render(report: &Report, rules: &[RuleDoc], fail_on: Severity, suite: &str
             }
             let quiet: Vec<String> = mine
                 .iter()
-                .filter(|f| f.severity < fail_on)
-                .map(|f| format!("[{}] {}", f.severity.as_str(), f.title))
+                .filter(|f| f.severity < fail_on || f.waived.is_some())
+                .map(|f| match &f.waived {
+                    Some(w) => format!(
+                        "[{}, waived until {} by {}: {}] {}",
+                        f.severity.as_str(),
+                        w.expires,
+                        w.policy,
+                        w.reason,
+                        f.title
+                    ),
+                    None => format!("[{}] {}", f.severity.as_str(), f.title),
+                })
                 .collect();
             if !quiet.is_empty() {
                 let _ = writeln!(

@@ -126,11 +126,11 @@ pub fn render(report: &Report) -> String {
             let n = r
                 .findings
                 .iter()
-                .filter(|f| f.category == c && f.severity == s)
+                .filter(|f| f.category == c && f.severity == s && f.waived.is_none())
                 .count();
             o.add(
                 "gpudoctor_findings",
-                "Findings of this run by category and severity.",
+                "Findings of this run by category and severity (waived ones not counted).",
                 &[
                     ("category", c.as_str().to_string()),
                     ("severity", s.as_str().to_string()),
@@ -139,6 +139,12 @@ pub fn render(report: &Report) -> String {
             );
         }
     }
+    o.add(
+        "gpudoctor_waived_findings",
+        "Findings a policy waived (shown, not counted in gpudoctor_findings).",
+        &[],
+        r.findings.iter().filter(|f| f.waived.is_some()).count() as f64,
+    );
     for g in r.snapshot.gpu_list() {
         let mut labels = vec![("gpu", g.index.to_string())];
         if let Some(u) = g.uuid.get() {
@@ -150,7 +156,9 @@ pub fn render(report: &Report) -> String {
         let errors = r
             .findings
             .iter()
-            .filter(|f| f.gpu == Some(g.index) && f.severity == Severity::Error)
+            .filter(|f| {
+                f.gpu == Some(g.index) && f.severity == Severity::Error && f.waived.is_none()
+            })
             .count();
         o.add(
             "gpudoctor_gpu_error_findings",
