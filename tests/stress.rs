@@ -418,7 +418,9 @@ fn a_watch_that_hangs_does_not_hang_the_run() {
         t.elapsed()
     );
     let w = &r.gpus[0].watch;
-    assert_eq!(w.samples, 2, "{w:?}");
+    // The loop reads the newest sample once a second: under load two of the worker's samples
+    // can fall between two reads, but the last one before the hang is always kept.
+    assert!((1..=2).contains(&w.samples), "{w:?}");
     assert!(
         w.unavailable
             .as_deref()
