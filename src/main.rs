@@ -22,6 +22,8 @@ fn main() -> ExitCode {
             "internal error: {msg}. Please report it with the output of `gpudoctor snapshot --redact`."
         ))
     });
+    // No helper outlives gpudoctor (one may still be stuck in a hung driver call).
+    gpudoctor::probe::deadline::kill_helpers();
     let mut stdout = std::io::stdout().lock();
     let _ = stdout.write_all(out.stdout.as_bytes());
     let _ = stdout.flush();

@@ -109,3 +109,32 @@ fn a_nonsense_device_count_is_refused() {
     assert_eq!(smoke["error"]["name"], "NONSENSE_COUNT", "{smoke:#}");
     assert!(smoke["gpus"].as_array().is_none_or(|g| g.is_empty()));
 }
+
+/// Helper processes (here `gpudoctor __probe-lib` stuck in a hung cuDriverGetVersion) die with
+/// gpudoctor: none is left running after `check` exits. They used to run on, orphaned.
+#[test]
+fn no_helper_outlives_gpudoctor() {
+    let d = tempfile::tempdir().unwrap();
+    build(d.path());
+    let marker = d.path().to_string_lossy().into_owned();
+    let (_, _, took) = check(d.path(), &[("STANDIN_CUDA_VERSION", "hang")], "1");
+    assert!(took < Duration::from_millis(2500), "took {took:?}");
+    std::thread::sleep(Duration::from_millis(300));
+    // Every process whose environment names this test's library directory.
+    let mut left = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(env) = std::fs::read(e.path().join("environ")) else {
+            continue;
+        };
+        if String::from_utf8_lossy(&env).contains(&marker) {
+            left.push(pid);
+        }
+    }
+    for pid in &left {
+        let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+    }
+    assert!(left.is_empty(), "helpers left running: {left:?}");
+}

@@ -3,12 +3,13 @@
 //! A wedged driver can block a read of /proc, an NVML call or a child process for minutes. Each
 //! probe therefore runs on its own thread and is waited for only until its deadline; a probe that
 //! misses it is reported as timed out and abandoned (its thread dies with the process). Child
-//! processes are killed at their deadline.
+//! processes lead process groups of their own and are killed, group and all, at their deadline
+//! or when gpudoctor exits ([`kill_helpers`]), whichever comes first.
 
 use std::io::Read;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::process::{Command, ExitStatus, Stdio};
-use std::sync::mpsc;
+use std::sync::{mpsc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -147,13 +148,64 @@ fn describe_status(s: ExitStatus) -> String {
     }
 }
 
+/// Child processes still running, by PID (each leads its own process group on Unix).
+static LIVE: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+
+fn live(pid: u32, add: bool) {
+    if let Ok(mut v) = LIVE.lock() {
+        if add {
+            v.push(pid);
+        } else {
+            v.retain(|p| *p != pid);
+        }
+    }
+}
+
+/// Kills a child's whole process group (a helper's own children included).
+fn kill_group(child: &mut std::process::Child) {
+    #[cfg(unix)]
+    if let Ok(pid) = i32::try_from(child.id()) {
+        // SAFETY: a plain system call; a negative PID names the group the child leads.
+        unsafe {
+            libc::kill(-pid, libc::SIGKILL);
+        }
+    }
+    let _ = child.kill();
+}
+
+/// Kills every child process group still running: called when gpudoctor exits, so that a helper
+/// stuck in a hung driver call (abandoned with its probe at the deadline) never outlives it.
+pub fn kill_helpers() {
+    let pids: Vec<u32> = LIVE
+        .lock()
+        .map(|mut v| v.drain(..).collect())
+        .unwrap_or_default();
+    #[cfg(unix)]
+    for pid in pids {
+        if let Ok(pid) = i32::try_from(pid) {
+            // SAFETY: as in kill_group.
+            unsafe {
+                libc::kill(-pid, libc::SIGKILL);
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = pids;
+}
+
 /// Runs `cmd` with no standard input, collecting at most `cap` bytes of each output stream,
-/// and kills it if it has not exited within `limit`.
+/// and kills it (its process group on Unix) if it has not exited within `limit`.
 pub fn run(mut cmd: Command, limit: Duration, cap: usize) -> std::io::Result<RunOutput> {
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        cmd.process_group(0);
+    }
     let mut child = cmd.spawn()?;
+    live(child.id(), true);
     let out_reader = child.stdout.take().map(|s| reader_thread(s, cap));
     let err_reader = child.stderr.take().map(|s| reader_thread(s, cap));
     let deadline = Instant::now() + limit;
@@ -171,13 +223,14 @@ pub fn run(mut cmd: Command, limit: Duration, cap: usize) -> std::io::Result<Run
         }
         if Instant::now() >= deadline {
             timed_out = true;
-            let _ = child.kill();
+            kill_group(&mut child);
             status = child.wait().ok();
             break;
         }
         thread::sleep(nap);
         nap = (nap * 2).min(Duration::from_millis(20));
     }
+    live(child.id(), false);
     let collect =
         |h: Option<thread::JoinHandle<Vec<u8>>>| h.and_then(|h| h.join().ok()).unwrap_or_default();
     Ok(RunOutput {

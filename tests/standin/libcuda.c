@@ -1,6 +1,6 @@
 /* A stand-in for libcuda.so.1, built by tests/standin.rs with `cc`, for driver faults a real
  * library can't be made to show here. It answers from environment variables:
- *   STANDIN_CUDA_VERSION   cuDriverGetVersion's answer (default 12080)
+ *   STANDIN_CUDA_VERSION   cuDriverGetVersion's answer (default 12080), or "hang"
  *   STANDIN_CUINIT         "hang" (never returns), "segv" (crashes), or a CUresult to return
  *   STANDIN_DEVICE_COUNT   cuDeviceGetCount's answer (default 1)
  * Only the entry points gpudoctor calls before a device is opened exist; a missing symbol is
@@ -16,6 +16,10 @@ static int env_int(const char *name, int dflt) {
 }
 
 CUresult cuDriverGetVersion(int *v) {
+    const char *m = getenv("STANDIN_CUDA_VERSION");
+    if (m && m[0] == 'h') {
+        for (;;) sleep(1000);
+    }
     *v = env_int("STANDIN_CUDA_VERSION", 12080);
     return 0;
 }
