@@ -33,8 +33,7 @@ impl Output {
             status,
         }
     }
-    /// gpudoctor itself failed (exit 2) with a message that says what to do.
-    /// gpudoctor's own failure (exit 2). The message often quotes the user's files and
+    /// gpudoctor itself failed (exit 2) with a message that says what to do. The message often quotes the user's files and
     /// arguments: every line is cleaned of terminal escapes and control characters.
     pub fn tool_error(msg: impl AsRef<str>) -> Output {
         let clean: Vec<String> = msg
@@ -263,24 +262,22 @@ fn check(a: CheckArgs) -> Output {
         snap.smoke = if a.no_smoke {
             crate::snapshot::Probed::absent_code("skipped", "skipped (--no-smoke)")
         } else {
-            {
-                crate::probe::trace::line("smoke start");
-                // One deadline for the whole check: the smoke tests get what the probes left.
-                let left = a.probe.timeout - started.elapsed().as_secs_f64();
-                let r = if left < 0.25 {
-                    crate::snapshot::Probed::absent_code(
-                        "no_time",
-                        format!(
-                            "not run: the probes used the whole --timeout of {} s",
-                            a.probe.timeout
-                        ),
-                    )
-                } else {
-                    run_smoke(&snap, &filter, left)
-                };
-                crate::probe::trace::line("smoke done");
-                r
-            }
+            crate::probe::trace::line("smoke start");
+            // One deadline for the whole check: the smoke tests get what the probes left.
+            let left = a.probe.timeout - started.elapsed().as_secs_f64();
+            let r = if left < 0.25 {
+                crate::snapshot::Probed::absent_code(
+                    "no_time",
+                    format!(
+                        "not run: the probes used the whole --timeout of {} s",
+                        a.probe.timeout
+                    ),
+                )
+            } else {
+                run_smoke(&snap, &filter, left)
+            };
+            crate::probe::trace::line("smoke done");
+            r
         };
     }
     let opts = match policy_options(

@@ -265,6 +265,15 @@ pub struct Driver {
 }
 
 impl Driver {
+    /// The CUDA version the driver supports (1000*major+10*minor), from NVML or libcuda.
+    pub fn cuda_version(&self) -> Option<i32> {
+        self.nvml
+            .get()
+            .and_then(|n| n.cuda_driver_version)
+            .or_else(|| self.libcuda.get().and_then(|l| l.cuda_driver_version))
+            .filter(|v| *v > 0)
+    }
+
     /// The kernel driver version as best known: /proc, then /sys, then NVML.
     pub fn kernel_version(&self) -> Option<&str> {
         if let Some(k) = self.kernel_module.get() {

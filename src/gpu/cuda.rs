@@ -59,15 +59,7 @@ impl CudaBackend {
         }
         let driver_major = snap
             .driver
-            .nvml
-            .get()
-            .and_then(|n| n.cuda_driver_version)
-            .or_else(|| {
-                snap.driver
-                    .libcuda
-                    .get()
-                    .and_then(|l| l.cuda_driver_version)
-            })
+            .cuda_version()
             .and_then(|v| u32::try_from(v / 1000).ok());
         CudaBackend {
             cublas: super::cublas::candidates(&dirs, driver_major),

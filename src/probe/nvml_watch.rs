@@ -2,7 +2,6 @@
 //! clock, clock event reasons, ECC counters, row remapping, PCIe replays) and Xid events through
 //! NVML's event set (they are only new events; past ones are in the kernel log).
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use nvml_wrapper::bitmasks::event::EventTypes;
@@ -10,7 +9,7 @@ use nvml_wrapper::enum_wrappers::device::{Clock, EccCounter, MemoryError, Temper
 use nvml_wrapper::enums::event::XidError;
 use nvml_wrapper::{EventSet, Nvml};
 
-use super::nvml_health::{mark, remapped_rows, Progress};
+use super::nvml_health::remapped_rows;
 use crate::gpu::stress::{Monitor, Sample};
 
 /// NVML for the whole run (leaked on purpose: the event sets borrow it, and the process ends
@@ -22,14 +21,12 @@ pub struct NvmlMonitor {
     events: Vec<EventSet<'static>>,
     /// GPUs whose Xid events are not watched, and why.
     unwatched: Vec<(u32, String)>,
-    progress: Progress,
 }
 
 impl NvmlMonitor {
     /// None when NVML does not load (no driver): stress then runs without a watch.
     pub fn open() -> Option<NvmlMonitor> {
         let nvml: &'static Nvml = Box::leak(Box::new(Nvml::init().ok()?));
-        let progress: Progress = Arc::default();
         let mut events = Vec::new();
         let mut unwatched = Vec::new();
         let count = nvml
@@ -37,10 +34,7 @@ impl NvmlMonitor {
             .unwrap_or(0)
             .min(crate::probe::nvml::MAX_GPUS);
         for i in 0..count {
-            mark(
-                &progress,
-                format!("GPU {i}: nvmlDeviceGetSupportedEventTypes"),
-            );
+            super::trace::line(&format!("GPU {i}: nvmlDeviceGetSupportedEventTypes"));
             let Ok(dev) = nvml.device_by_index(i) else {
                 unwatched.push((i, "nvmlDeviceGetHandleByIndex failed".to_string()));
                 continue;
@@ -68,10 +62,7 @@ impl NvmlMonitor {
             }
             let mut set = None;
             for t in wanted {
-                mark(
-                    &progress,
-                    format!("GPU {i}: nvmlDeviceRegisterEvents({t:?})"),
-                );
+                super::trace::line(&format!("GPU {i}: nvmlDeviceRegisterEvents({t:?})"));
                 let s = match set.take() {
                     Some(s) => s,
                     None => match nvml.create_event_set() {
@@ -100,7 +91,6 @@ impl NvmlMonitor {
             nvml,
             events,
             unwatched,
-            progress,
         })
     }
 }
@@ -111,7 +101,7 @@ impl Monitor for NvmlMonitor {
     /// probe, InfoROM validation included, took about 100 ms a GPU on an H100).
     fn sample(&mut self, index: u32) -> Option<Sample> {
         let dev = self.nvml.device_by_index(index).ok()?;
-        mark(&self.progress, format!("GPU {index}: sample"));
+        super::trace::line(&format!("GPU {index}: sample"));
         let ecc_on = dev.is_ecc_enabled().ok().map(|m| m.currently_enabled) == Some(true);
         let ecc = |t: MemoryError| {
             if ecc_on {

@@ -92,12 +92,7 @@ impl Context<'_> {
 
     /// The CUDA version the driver supports (1000*major+10*minor), from NVML or libcuda.
     pub fn driver_cuda(&self) -> Option<i32> {
-        let d = &self.snap.driver;
-        d.nvml
-            .get()
-            .and_then(|n| n.cuda_driver_version)
-            .or_else(|| d.libcuda.get().and_then(|l| l.cuda_driver_version))
-            .filter(|v| *v > 0)
+        self.snap.driver.cuda_version()
     }
 
     /// True when some source shows a working driver.
