@@ -61,6 +61,8 @@ pub fn run(cli: Cli) -> Output {
         Command::Recommend(a) => recommend(a),
         Command::Matrix(c) => matrix_command(c),
         Command::ProbeLib { kind, target } => probe_lib(&kind, &target),
+        Command::ProbeNvml { deep } => probe_nvml(deep),
+        Command::Smoke => smoke_child(),
     }
 }
 
@@ -186,7 +188,7 @@ fn use_color(choice: ColorChoice) -> bool {
         ColorChoice::Auto => {
             std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
                 && std::env::var("TERM").map(|t| t != "dumb").unwrap_or(true)
-                && (std::io::stdout().is_terminal()
+                && (crate::outguard::is_terminal()
                     || std::env::var_os("CLICOLOR_FORCE").is_some_and(|v| v != "0"))
         }
     }
@@ -423,20 +425,76 @@ fn selected_rules(sel: &Selection) -> Vec<rules::RuleDoc> {
         .collect()
 }
 
-/// Runs the GPU smoke tests on this machine's GPUs (the `--gpu` selection) within `timeout_s`:
-/// what is left of `--timeout` after the probes.
+/// What `gpudoctor __smoke` is asked to do (JSON on its stdin).
+#[derive(serde::Serialize, serde::Deserialize)]
+struct SmokeRequest {
+    snapshot: Snapshot,
+    selected: GpuFilter,
+    timeout_ms: u64,
+}
+
+/// Runs the GPU smoke tests on this machine's GPUs (the `--gpu` selection) within `timeout_s`
+/// (what is left of `--timeout` after the probes), in a sacrificial `gpudoctor __smoke`: a
+/// driver that crashes or exits during them becomes a failed smoke run naming the call.
 fn run_smoke(
     snap: &Snapshot,
     filter: &GpuFilter,
     timeout_s: f64,
 ) -> crate::snapshot::Probed<crate::snapshot::SmokeRun> {
-    use crate::gpu::smoke::{self, SmokeOptions};
+    use crate::snapshot::{GpuCallError, Probed, SmokeRun};
     // Without libcuda there is nothing to run; say why in the probe's own words.
     if let Some(why) = snap.driver.libcuda.reason() {
         if !snap.driver.libcuda.is_found() {
-            return crate::snapshot::Probed::absent_code("no_driver", format!("not run: {why}"));
+            return Probed::absent_code("no_driver", format!("not run: {why}"));
         }
     }
+    let limit = Duration::from_secs_f64(timeout_s);
+    let Ok(exe) = std::env::current_exe() else {
+        return smoke_here(snap, filter, limit);
+    };
+    // The child keeps a little of the time to start and to print its answer.
+    let inner = limit
+        .saturating_sub(Duration::from_millis(300))
+        .max(Duration::from_millis(100));
+    let req = SmokeRequest {
+        snapshot: snap.clone(),
+        selected: filter.clone(),
+        timeout_ms: inner.as_millis() as u64,
+    };
+    let input = match serde_json::to_vec(&req) {
+        Ok(v) => v,
+        Err(e) => return Probed::failed(format!("internal: the smoke request: {e}")),
+    };
+    let started = std::time::Instant::now();
+    match probe::sacrificial::run::<Probed<SmokeRun>>(&exe, &["__smoke"], Some(input), limit) {
+        Ok(r) => r,
+        Err(f) => {
+            let call = f.at.clone().unwrap_or_else(|| "cuInit".to_string());
+            Probed::found(SmokeRun {
+                error: Some(GpuCallError {
+                    call,
+                    code: None,
+                    name: if f.timed_out {
+                        String::new()
+                    } else {
+                        "HELPER_CRASHED".into()
+                    },
+                    message: f.describe("the smoke-test process (libcuda)"),
+                }),
+                millis: started.elapsed().as_millis() as u64,
+                ..Default::default()
+            })
+        }
+    }
+}
+
+/// The smoke tests in this process.
+fn smoke_here(
+    snap: &Snapshot,
+    filter: &GpuFilter,
+    timeout: Duration,
+) -> crate::snapshot::Probed<crate::snapshot::SmokeRun> {
+    use crate::gpu::smoke::{self, SmokeOptions};
     let cudnn = snap
         .cudnn_list()
         .iter()
@@ -448,7 +506,7 @@ fn run_smoke(
             ))
         });
     let opts = SmokeOptions {
-        timeout: Duration::from_secs_f64(timeout_s),
+        timeout,
         nvml_gpus: snap
             .gpu_list()
             .iter()
@@ -461,6 +519,38 @@ fn run_smoke(
         std::sync::Arc::new(crate::gpu::cuda::CudaBackend::for_snapshot(snap)),
         &opts,
     )
+}
+
+/// `gpudoctor __smoke`: the child side of [`run_smoke`].
+fn smoke_child() -> Output {
+    crate::probe::breadcrumb::enable();
+    let mut text = String::new();
+    if let Err(e) = std::io::Read::read_to_string(&mut std::io::stdin(), &mut text) {
+        return Output::tool_error(format!("__smoke: could not read the request: {e}"));
+    }
+    let req: SmokeRequest = match serde_json::from_str(&text) {
+        Ok(r) => r,
+        Err(e) => return Output::tool_error(format!("__smoke: a bad request: {e}")),
+    };
+    let r = smoke_here(
+        &req.snapshot,
+        &req.selected,
+        Duration::from_millis(req.timeout_ms),
+    );
+    match serde_json::to_string(&r) {
+        Ok(s) => Output::ok(s + "\n", ExitStatus::Healthy),
+        Err(e) => Output::tool_error(e.to_string()),
+    }
+}
+
+/// `gpudoctor __probe-nvml`: the NVML probe in a sacrificial child of `check`.
+fn probe_nvml(deep: bool) -> Output {
+    crate::probe::breadcrumb::enable();
+    let r = crate::probe::nvml::probe(std::sync::Arc::default(), deep);
+    match serde_json::to_string(&r) {
+        Ok(s) => Output::ok(s + "\n", ExitStatus::Healthy),
+        Err(e) => Output::tool_error(e.to_string()),
+    }
 }
 
 /// `gpudoctor stress`: probe (for the GPU list and the driver), stress every selected GPU with
@@ -571,7 +661,7 @@ fn stress(a: StressArgs) -> Output {
     };
     let format = if a.json { StressFormat::Json } else { a.format };
     let mut sink: Box<dyn Sink> = match format {
-        StressFormat::Jsonl => Box::new(JsonLines(std::io::stdout())),
+        StressFormat::Jsonl => Box::new(JsonLines(crate::outguard::writer())),
         StressFormat::Human if std::io::stderr().is_terminal() => Box::new(Bars::new()),
         _ => Box::new(PlainLines::new(std::io::stderr(), Duration::from_secs(10))),
     };

@@ -45,6 +45,16 @@ pub enum Command {
     /// Internal: load one library in this child process and print its version as JSON.
     #[command(name = "__probe-lib", hide = true)]
     ProbeLib { kind: String, target: String },
+    /// Internal: run the NVML probe in this child process and print its answer as JSON.
+    #[command(name = "__probe-nvml", hide = true)]
+    ProbeNvml {
+        #[arg(long)]
+        deep: bool,
+    },
+    /// Internal: run the smoke tests in this child process (the request as JSON on stdin) and
+    /// print the result as JSON.
+    #[command(name = "__smoke", hide = true)]
+    Smoke,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

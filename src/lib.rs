@@ -14,6 +14,7 @@ pub mod gpu;
 pub mod interrupt;
 pub mod matrix;
 pub mod matrix_update;
+pub mod outguard;
 pub mod policy;
 pub mod probe;
 pub mod recommend;

@@ -15,6 +15,9 @@ fn main() -> ExitCode {
             return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
         }
     };
+    // Libraries that print to stdout must not corrupt the report: they print to stderr. (After
+    // parsing: clap prints --help and --version to the real stdout itself.)
+    gpudoctor::outguard::protect();
     // A panic must never be how gpudoctor ends: report it as an internal error (exit 2).
     let out = std::panic::catch_unwind(move || gpudoctor::app::run(cli)).unwrap_or_else(|p| {
         let msg = gpudoctor::probe::deadline::panic_message(p.as_ref());
@@ -24,7 +27,7 @@ fn main() -> ExitCode {
     });
     // No helper outlives gpudoctor (one may still be stuck in a hung driver call).
     gpudoctor::probe::deadline::kill_helpers();
-    let mut stdout = std::io::stdout().lock();
+    let mut stdout = gpudoctor::outguard::writer();
     let _ = stdout.write_all(out.stdout.as_bytes());
     let _ = stdout.flush();
     let _ = std::io::stderr().write_all(out.stderr.as_bytes());

@@ -201,11 +201,14 @@ pub struct Assumption {
 pub struct ProbeRun {
     pub name: String,
     pub millis: u64,
-    /// "ok", "timeout" or "panic".
+    /// "ok", "timeout", "panic" or "crash" (its helper process died without an answer).
     pub outcome: String,
-    /// For a probe that timed out: the call it was stuck in ("GPU 1: nvmlDeviceGetRemappedRows").
+    /// For a probe that timed out or crashed: the call it was in ("GPU 1: nvmlDeviceGetRemappedRows").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stuck_in: Option<String>,
+    /// For a probe that crashed: how its helper process ended and what it said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -85,8 +85,25 @@ fn a_wedged_driver_gets_one_deadline_not_two() {
         .contains("'nvml' timed out"));
 }
 
-/// A cuInit that returns an error is a finding naming cuInit, never gpudoctor's end. (One that
-/// segfaults still ends the process: the hardening issue's sacrificial process is for that.)
+/// A cuInit that crashes takes only the smoke tests' own process down: a driver_fault finding
+/// naming cuInit and the signal, and the rest of the report. It used to end gpudoctor (139).
+#[test]
+fn a_crashing_cuinit_is_a_finding() {
+    let d = tempfile::tempdir().unwrap();
+    build(d.path());
+    let (code, v, _) = check(d.path(), &[("STANDIN_CUINIT", "segv")], "5");
+    assert_eq!(code, 1);
+    let f = common::finding(&v, "smoke.failed");
+    assert_eq!(f["category"], "driver_fault", "{f:#}");
+    let detail = f["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("cuInit") && detail.contains("SIGSEGV"),
+        "{f:#}"
+    );
+    assert!(v["snapshot"]["host"]["status"] == "found");
+}
+
+/// A cuInit that returns an error is a finding naming cuInit, never gpudoctor's end.
 #[test]
 fn a_cuinit_error_is_a_finding_not_a_crash() {
     let d = tempfile::tempdir().unwrap();

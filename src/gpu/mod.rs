@@ -238,6 +238,10 @@ pub fn category_of(err: &GpuCallError) -> Category {
     if err.call.starts_with("cublas") {
         return Category::SmokeFailure;
     }
+    // The driver library crashed or exited in the smoke-test process.
+    if err.name == "HELPER_CRASHED" {
+        return Category::DriverFault;
+    }
     match err.code {
         // CUDA_ERROR_UNSUPPORTED_PTX_VERSION: the PTX is newer than the driver's JIT.
         Some(222) => Category::DriverTooOld,

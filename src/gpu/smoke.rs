@@ -20,6 +20,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::{Arg, Backend, Buf, Device, GemmType, SMOKE_PTX};
+use crate::probe::breadcrumb;
 use crate::probe::deadline::{self, Outcome};
 use crate::probe::libquery::{self, LibKind};
 use crate::snapshot::{GpuCallError, Probed, SmokeGpu, SmokeRun, SmokeStep, StepStatus};
@@ -54,8 +55,11 @@ pub fn run(backend: Arc<dyn Backend>, opts: &SmokeOptions) -> Probed<SmokeRun> {
     let until = start + opts.timeout;
     let b = backend.clone();
     let init = deadline::spawn("smoke-init", move || {
+        breadcrumb::at("cuInit");
         let v = b.init()?;
+        breadcrumb::at("cuDeviceGetCount");
         let n = b.device_count()?;
+        breadcrumb::at("loading cuBLAS");
         Ok::<_, GpuCallError>((v, n, b.cublas()))
     });
     let mut run = SmokeRun::default();
@@ -214,6 +218,8 @@ fn record(
         });
         if !ok {
             skip_rest(&mut g, name);
+        } else if let Some(next) = STEPS.iter().skip_while(|s| **s != name).nth(1) {
+            breadcrumb::at(&format!("CUDA device {}: {next}", g.ordinal));
         }
     }
     ok
@@ -256,6 +262,7 @@ fn gpu_steps(
     with_blas: bool,
 ) -> bool {
     let t = Instant::now();
+    breadcrumb::at(&format!("CUDA device {ordinal}: context"));
     let mut dev = match backend.open(ordinal) {
         Ok(d) => d,
         Err(e) => {

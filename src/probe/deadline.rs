@@ -195,10 +195,25 @@ pub fn kill_helpers() {
 
 /// Runs `cmd` with no standard input, collecting at most `cap` bytes of each output stream,
 /// and kills it (its process group on Unix) if it has not exited within `limit`.
-pub fn run(mut cmd: Command, limit: Duration, cap: usize) -> std::io::Result<RunOutput> {
-    cmd.stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+pub fn run(cmd: Command, limit: Duration, cap: usize) -> std::io::Result<RunOutput> {
+    run_with_input(cmd, None, limit, cap)
+}
+
+/// [`run`] with `input` written to the child's standard input (then closed) from a thread of its
+/// own, so that a child that never reads cannot block gpudoctor.
+pub fn run_with_input(
+    mut cmd: Command,
+    input: Option<Vec<u8>>,
+    limit: Duration,
+    cap: usize,
+) -> std::io::Result<RunOutput> {
+    cmd.stdin(if input.is_some() {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    })
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
     #[cfg(unix)]
     {
         use std::os::unix::process::CommandExt;
@@ -206,6 +221,12 @@ pub fn run(mut cmd: Command, limit: Duration, cap: usize) -> std::io::Result<Run
     }
     let mut child = cmd.spawn()?;
     live(child.id(), true);
+    if let (Some(bytes), Some(mut stdin)) = (input, child.stdin.take()) {
+        thread::spawn(move || {
+            use std::io::Write;
+            let _ = stdin.write_all(&bytes);
+        });
+    }
     let out_reader = child.stdout.take().map(|s| reader_thread(s, cap));
     let err_reader = child.stderr.take().map(|s| reader_thread(s, cap));
     let deadline = Instant::now() + limit;

@@ -2,6 +2,7 @@
 //! deadline, concurrently with the others, and fills its part of the [`Snapshot`]. A probe that
 //! times out or panics becomes a failed value and a line in `snapshot.probes`, never a crash.
 
+pub mod breadcrumb;
 pub mod cudalibs;
 pub mod deadline;
 pub mod driver;
@@ -14,6 +15,7 @@ pub mod nvml;
 pub mod nvml_health;
 pub mod nvml_watch;
 pub mod python;
+pub mod sacrificial;
 pub mod trace;
 
 use std::path::PathBuf;
@@ -89,9 +91,8 @@ pub fn probe_all(opts: &ProbeOptions) -> Snapshot {
 
     let progress: nvml_health::Progress = std::sync::Arc::default();
     let nvml = opts.nvml.then(|| {
-        let p = progress.clone();
-        let deep = opts.deep;
-        deadline::spawn("nvml", move || nvml::probe(p, deep))
+        let (p, deep, helper) = (progress.clone(), opts.deep, opts.helper.clone());
+        deadline::spawn("nvml", move || nvml_probe(helper, deep, deadline_at, p))
     });
 
     let root = opts.root.clone();
@@ -142,6 +143,7 @@ pub fn probe_all(opts: &ProbeOptions) -> Snapshot {
             millis: took.as_millis() as u64,
             outcome: outcome.to_string(),
             stuck_in: None,
+            detail: None,
         })
     };
 
@@ -165,11 +167,30 @@ pub fn probe_all(opts: &ProbeOptions) -> Snapshot {
             record("driver-files", t, outcome_name(&o));
         }
     }
+    let mut nvml_crash: Option<String> = None;
     match nvml.map(|p| p.wait(deadline_at)) {
-        Some((Outcome::Done(r), t)) => {
+        Some((Outcome::Done(Ok(r)), t)) => {
             snap.driver.nvml = r.info;
             snap.gpus = r.gpus;
             record("nvml", t, "ok");
+        }
+        Some((Outcome::Done(Err(f)), t)) if f.timed_out => {
+            let what = match &f.at {
+                Some(at) => format!("NVML (stuck in {at})"),
+                None => "NVML".to_string(),
+            };
+            snap.driver.nvml = lost(&Outcome::<()>::TimedOut, &what);
+            snap.gpus = lost(&Outcome::<()>::TimedOut, &what);
+            record("nvml", t, "timeout");
+            nvml_stuck = f.at;
+        }
+        Some((Outcome::Done(Err(f)), t)) => {
+            let why = f.describe(&format!("the NVML probe ({NVML_LIB})"));
+            snap.driver.nvml = Probed::failed_code("crashed", why.clone());
+            snap.gpus = Probed::failed_code("crashed", format!("no GPU list: {why}"));
+            record("nvml", t, "crash");
+            nvml_stuck = f.at;
+            nvml_crash = Some(why);
         }
         Some((o, t)) => {
             let stuck = progress.lock().map(|g| g.clone()).unwrap_or_default();
@@ -230,6 +251,7 @@ pub fn probe_all(opts: &ProbeOptions) -> Snapshot {
     }
     if let Some(r) = runs.iter_mut().find(|r: &&mut ProbeRun| r.name == "nvml") {
         r.stuck_in = nvml_stuck;
+        r.detail = nvml_crash;
     }
     snap.probes = runs;
     snap.uptime_seconds = std::fs::read_to_string(opts.root.join("proc/uptime"))
@@ -238,6 +260,35 @@ pub fn probe_all(opts: &ProbeOptions) -> Snapshot {
     snap.schema = SNAPSHOT_SCHEMA.to_string();
     trace::line("probes done");
     snap
+}
+
+/// NVML's library, as the probe names it.
+const NVML_LIB: &str = if cfg!(windows) {
+    "nvml.dll"
+} else {
+    "libnvidia-ml.so.1"
+};
+
+/// NVML in a sacrificial `gpudoctor __probe-nvml`, killed just before the deadline so that the
+/// call it hung in is known; in this process only when there is no executable to re-run.
+fn nvml_probe(
+    helper: Option<PathBuf>,
+    deep: bool,
+    until: Instant,
+    progress: nvml_health::Progress,
+) -> Result<nvml::NvmlReport, sacrificial::HelperFailure> {
+    let Some(h) = helper else {
+        return Ok(nvml::probe(progress, deep));
+    };
+    let limit = until
+        .saturating_duration_since(Instant::now())
+        .saturating_sub(Duration::from_millis(100));
+    let args: &[&str] = if deep {
+        &["__probe-nvml", "--deep"]
+    } else {
+        &["__probe-nvml"]
+    };
+    sacrificial::run(&h, args, None, limit)
 }
 
 fn outcome_name<T>(o: &Outcome<T>) -> &'static str {

@@ -12,7 +12,8 @@ use super::nvml_health::{health, mark, Progress};
 use crate::sanitize;
 use crate::snapshot::{Clocks, Gpu, GpuMemory, GpuProcess, ModePair, NvmlInfo, PcieLink, Probed};
 
-/// What NVML said at init and about each GPU.
+/// What NVML said at init and about each GPU (the answer `gpudoctor __probe-nvml` prints).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct NvmlReport {
     pub info: Probed<NvmlInfo>,
     pub gpus: Probed<Vec<Gpu>>,
@@ -78,6 +79,9 @@ pub const TEST_HANG_VAR: &str = "GPUDOCTOR_TEST_HANG_NVML";
 /// have 8 to 16; NVML enumerates at most 64 devices): only this many are probed.
 pub const MAX_GPUS: u32 = 64;
 
+/// How a GPU whose handle NVML would not give is named.
+pub const HANDLE_FAILED: &str = "nvmlDeviceGetHandleByIndex failed";
+
 /// `deep`: also validate each GPU's InfoROM (about 70 ms a GPU on an H100).
 pub fn probe(progress: Progress, deep: bool) -> NvmlReport {
     mark(&progress, "nvmlInit_v2");
@@ -121,13 +125,20 @@ pub fn probe(progress: Progress, deep: bool) -> NvmlReport {
             ),
         ),
         Ok(n) => Probed::found((0..n).map(|i| gpu(&nvml, i, &progress, deep)).collect()),
-        Err(e) => Probed::failed_code(
-            "nvml_error",
-            format!(
-                "nvmlDeviceGetCount failed: {}",
-                sanitize::clean_line(&e.to_string(), 200)
-            ),
-        ),
+        Err(e) => {
+            let code = if matches!(e, NvmlError::GpuLost) {
+                "gpu_lost"
+            } else {
+                "nvml_error"
+            };
+            Probed::failed_code(
+                code,
+                format!(
+                    "nvmlDeviceGetCount failed: {}",
+                    sanitize::clean_line(&e.to_string(), 200)
+                ),
+            )
+        }
     };
     NvmlReport {
         info: Probed::found(info),
@@ -163,9 +174,10 @@ fn gpu(nvml: &Nvml, index: u32, progress: &Progress, deep: bool) -> Gpu {
         Err(e) => {
             let why: Probed<String> = p(Err(e));
             let reason = why.reason().unwrap_or("unknown").to_string();
+            let code = why.code().unwrap_or("nvml_error").to_string();
             return Gpu {
                 index,
-                name: Probed::failed(format!("nvmlDeviceGetHandleByIndex failed: {reason}")),
+                name: Probed::failed_code(&code, format!("{HANDLE_FAILED}: {reason}")),
                 ..Default::default()
             };
         }
@@ -259,6 +271,13 @@ fn memory(nvml: &Nvml, dev: &Device) -> Probed<GpuMemory> {
 /// Compute processes through v3 (R510+), else v2, else the v1 call every driver has (the
 /// `_v3` symbol is missing on R470, reference/rust-crates.md §2, nvml-wrapper#46).
 fn processes(nvml: &Nvml, dev: &Device) -> Probed<Vec<GpuProcess>> {
+    // nvml-wrapper allocates what the count says: a driver's nonsense count would abort.
+    if let Some(n) = process_count(nvml, dev).filter(|n| *n > MAX_PROCESSES) {
+        return Probed::failed_code(
+            "nvml_error",
+            format!("NVML said {n} compute processes run on this GPU, more than any GPU runs: the driver's answer is not to be trusted"),
+        );
+    }
     let list = match dev.running_compute_processes() {
         Err(NvmlError::FailedToLoadSymbol(_)) => match dev.running_compute_processes_v2() {
             Err(NvmlError::FailedToLoadSymbol(_)) => return processes_v1(nvml, dev),
@@ -278,6 +297,32 @@ fn processes(nvml: &Nvml, dev: &Device) -> Probed<Vec<GpuProcess>> {
             })
             .collect()
     })
+}
+
+/// More compute processes than this on one GPU is nonsense (MPS allows 48 clients per GPU).
+const MAX_PROCESSES: u32 = 4096;
+
+/// How many compute processes the newest process query this NVML has reports, asked with room
+/// for none (NVML_ERROR_INSUFFICIENT_SIZE then carries the count).
+fn process_count(nvml: &Nvml, dev: &Device) -> Option<u32> {
+    let lib = nvml.lib();
+    let mut count: libc::c_uint = 0;
+    let null = std::ptr::null_mut();
+    // SAFETY: each symbol is checked before it is called; a zero count with a null buffer is
+    // NVML's documented way to ask for the size; the handle belongs to this live session.
+    let rc = unsafe {
+        if let Ok(f) = lib.nvmlDeviceGetComputeRunningProcesses_v3.as_ref() {
+            f(dev.handle(), &mut count, null)
+        } else if let Ok(f) = lib.nvmlDeviceGetComputeRunningProcesses_v2.as_ref() {
+            f(dev.handle(), &mut count, null)
+        } else if let Ok(f) = lib.nvmlDeviceGetComputeRunningProcesses.as_ref() {
+            f(dev.handle(), &mut count, null.cast())
+        } else {
+            return None;
+        }
+    };
+    // NVML_SUCCESS or NVML_ERROR_INSUFFICIENT_SIZE.
+    (rc == 0 || rc == 7).then_some(count)
 }
 
 /// `nvmlDeviceGetComputeRunningProcesses` (v1), called raw.

@@ -22,6 +22,7 @@ pub type Progress = Arc<Mutex<String>>;
 pub fn mark(p: &Progress, what: impl Into<String>) {
     let what = what.into();
     super::trace::line(&what);
+    super::breadcrumb::at(&what);
     if let Ok(mut g) = p.lock() {
         *g = what;
     }

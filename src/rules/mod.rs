@@ -30,7 +30,9 @@ mod health_throttle;
 mod kernel_log_unreadable;
 mod library_path_conflict;
 mod matrix_stale;
+mod nvml_failed;
 mod policy_thresholds;
+mod probe_crashed;
 mod probe_timeout;
 mod smoke_failed;
 mod smoke_pcie;
@@ -211,6 +213,8 @@ pub fn all() -> Vec<Rule> {
         debug_injection::RULE,
         policy_thresholds::RULE,
         probe_timeout::RULE,
+        probe_crashed::RULE,
+        nvml_failed::RULE,
     ]
 }
 

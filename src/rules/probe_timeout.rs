@@ -22,7 +22,7 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
     ctx.snap
         .probes
         .iter()
-        .filter(|p| p.outcome != "ok")
+        .filter(|p| p.outcome != "ok" && p.outcome != "crash")
         .map(|p| {
             let (title, sev) = if p.outcome == "timeout" {
                 let at = p.stuck_in.as_ref().map(|c| format!(" in {c}")).unwrap_or_default();

@@ -130,3 +130,21 @@ pub fn test_venv() -> Option<PathBuf> {
 pub fn has_driver() -> bool {
     Path::new("/proc/driver/nvidia/version").exists()
 }
+
+/// Builds the C stand-in `tests/standin/<src>` into `dir/<name>` with `cc` (and `defines`, such
+/// as "-DR470"): libraries that answer as a broken driver does, for faults real ones can't show.
+pub fn build_standin(src: &str, dir: &Path, name: &str, defines: &[&str]) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/standin")
+        .join(src);
+    let so = dir.join(name);
+    let st = Command::new("cc")
+        .args(["-shared", "-fPIC", "-O1", "-o"])
+        .arg(&so)
+        .args(defines)
+        .arg(&src)
+        .status()
+        .expect("cc, to build a stand-in library");
+    assert!(st.success(), "building {}", src.display());
+    so
+}

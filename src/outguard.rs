@@ -1,0 +1,54 @@
+//! gpudoctor's standard output belongs to its report alone.
+//!
+//! NVIDIA libraries and Python extension modules sometimes print to file descriptor 1 (a
+//! debug line, a licence banner, a warning), which would corrupt `--format json` or a
+//! Prometheus text file. [`protect`] moves the real standard output to a private descriptor
+//! and points descriptor 1 at standard error, so whatever a library prints lands on stderr;
+//! the report is written through [`writer`]. Child processes started afterwards inherit the
+//! same arrangement (their stdout is a pipe gpudoctor reads, so it is unaffected).
+
+use std::fs::File;
+use std::io::{IsTerminal, Write};
+use std::sync::OnceLock;
+
+static REAL: OnceLock<File> = OnceLock::new();
+
+/// Moves standard output aside (once; later calls do nothing). Unix only: elsewhere the
+/// report goes to standard output as it is.
+pub fn protect() {
+    #[cfg(unix)]
+    {
+        use std::os::fd::FromRawFd;
+        if REAL.get().is_some() {
+            return;
+        }
+        // SAFETY: plain descriptor system calls; `saved` is a new descriptor owned by the File.
+        unsafe {
+            let saved = libc::fcntl(1, libc::F_DUPFD_CLOEXEC, 3);
+            if saved < 0 {
+                return;
+            }
+            if libc::dup2(2, 1) < 0 {
+                libc::close(saved);
+                return;
+            }
+            let _ = REAL.set(File::from_raw_fd(saved));
+        }
+    }
+}
+
+/// Where the report goes: the real standard output.
+pub fn writer() -> Box<dyn Write + Send> {
+    match REAL.get().and_then(|f| f.try_clone().ok()) {
+        Some(f) => Box::new(f),
+        None => Box::new(std::io::stdout()),
+    }
+}
+
+/// Whether the real standard output is a terminal.
+pub fn is_terminal() -> bool {
+    match REAL.get() {
+        Some(f) => f.is_terminal(),
+        None => std::io::stdout().is_terminal(),
+    }
+}

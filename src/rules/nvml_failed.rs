@@ -1,0 +1,114 @@
+//! `nvml.failed`: NVML answered, but with an error that no other rule explains: its
+//! initialisation failed for a reason other than a missing driver or a version mismatch, it
+//! could not count the GPUs, it counted none, or it would not give a GPU's handle. Without this
+//! rule such a host would pass with an empty GPU list.
+
+use serde_json::json;
+
+use super::{unprobed, Context, Rule, RuleDoc};
+use crate::probe::nvml::HANDLE_FAILED;
+use crate::report::{Area, Category, Finding, Severity};
+
+pub const RULE: Rule = Rule {
+    doc: RuleDoc {
+        id: "nvml.failed",
+        category: Category::DriverFault,
+        area: Area::Driver,
+        summary: "NVML returned an error: it could not initialise, count the GPUs or open one",
+        what: "Reads how NVML's initialisation, nvmlDeviceGetCount and nvmlDeviceGetHandleByIndex ended, when the reason is not a missing driver, a driver/library mismatch, a timeout or a crash (their own rules report those).",
+        why: "nvidia-smi, DCGM, Kubernetes' device plugin and the frameworks' device queries use the same calls: when NVML cannot list or open a GPU, no job can use it. NVML_ERROR_GPU_IS_LOST means the GPU fell off the bus; NVML_ERROR_NO_PERMISSION a device node this user cannot open; NVML_ERROR_UNKNOWN a driver in a bad state.",
+        fix: "Read the kernel log for Xid and NVRM errors; reset the GPU or reboot; for permissions, fix the device nodes' group.",
+    },
+    check,
+};
+
+/// The codes NVML's own errors are recorded with (the others belong to other rules:
+/// driver.missing, driver.library-mismatch, probe.timeout, probe.crashed, or mean "not probed").
+const NVML_ERRORS: &[&str] = &["nvml_error", "no_permission", "gpu_lost", "reset_required"];
+
+fn category_for(code: &str) -> Category {
+    match code {
+        "gpu_lost" => Category::HardwareFault,
+        "no_permission" => Category::Configuration,
+        _ => Category::DriverFault,
+    }
+}
+
+fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
+    let d = &ctx.snap.driver;
+    if unprobed(&d.nvml) {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    let mut push = |code: &str, title: String, detail: &str, gpu: Option<u32>| {
+        let mut f = doc
+            .finding(Severity::Error, title, detail.to_string())
+            .fix(
+                "Look for driver errors in the kernel log, then reset the GPU or reboot:",
+                &[
+                    "sudo dmesg | grep -E 'NVRM|Xid' | tail -20",
+                    "nvidia-smi",
+                    "ls -l /dev/nvidia*",
+                ],
+            )
+            .evidence(json!({"code": code, "error": detail}));
+        f.category = category_for(code);
+        if let Some(i) = gpu {
+            f = f.on_gpu(i);
+        }
+        out.push(f);
+    };
+    let code = d.nvml.code().unwrap_or("");
+    if !d.nvml.is_found() && NVML_ERRORS.contains(&code) {
+        let why = d.nvml.reason().unwrap_or("NVML failed");
+        push(code, "NVML could not be initialised".to_string(), why, None);
+        return out;
+    }
+    if !d.nvml.is_found() {
+        return out;
+    }
+    let gcode = ctx.snap.gpus.code().unwrap_or("");
+    if !ctx.snap.gpus.is_found() && NVML_ERRORS.contains(&gcode) {
+        let why = ctx.snap.gpus.reason().unwrap_or("NVML failed");
+        push(gcode, "NVML could not list the GPUs".to_string(), why, None);
+        return out;
+    }
+    if d.nvml.get().and_then(|i| i.device_count) == Some(0) {
+        let in_container = ctx.snap.host.get().is_some_and(|h| h.container.is_some());
+        let mut f = doc
+            .finding(
+                Severity::Error,
+                "The NVIDIA driver is loaded but NVML lists no GPUs",
+                "nvmlDeviceGetCount answered 0: no program on this machine can use a GPU. In a container, no GPU was passed in (NVIDIA_VISIBLE_DEVICES, --gpus); on a host, the GPUs failed to initialise (look for RmInitAdapter failed in the kernel log) or are bound to another driver (vfio-pci for a VM).".to_string(),
+            )
+            .fix(
+                "See what the driver and the PCI bus say:",
+                &[
+                    "sudo dmesg | grep -E 'NVRM|Xid|RmInit' | tail -20",
+                    "lspci -nnk -d 10de:",
+                ],
+            );
+        f.category = if in_container {
+            Category::ContainerNoGpu
+        } else {
+            Category::DriverFault
+        };
+        out.push(f);
+        return out;
+    }
+    for g in ctx.snap.gpu_list() {
+        let (Some(c), Some(why)) = (g.name.code(), g.name.reason()) else {
+            continue;
+        };
+        // A lost GPU is health.gpu-lost's.
+        if why.starts_with(HANDLE_FAILED) && c != "gpu_lost" {
+            push(
+                c,
+                format!("GPU {}: NVML could not open it", g.index),
+                why,
+                Some(g.index),
+            );
+        }
+    }
+    out
+}
