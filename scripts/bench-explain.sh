@@ -65,18 +65,40 @@ echo "log: $size bytes ($(wc -l <"$log") lines), $RUNS runs each, $(nproc) CPUs"
 r1=$(time_runs gpudoctor "$BIN" explain --json --log "$log")
 r2=$(time_runs grep-c-F env LC_ALL=C grep -c -F 'Xid' "$log")
 r3=$(time_runs grep-c-E env LC_ALL=C grep -c -E 'Xid|CUDA error|out of memory|CuDNN library' "$log")
+r4=$(time_runs grep-c-iF env LC_ALL=C grep -c -i -F 'Xid' "$log")
+# The same work as gpudoctor's: every pattern of the explain catalog, case-insensitively.
+python3 - explain-catalog/*.yaml >"$work/patterns" <<'PYEOF'
+import sys, re
+for f in sys.argv[1:]:
+    inside = False
+    for line in open(f, encoding="utf-8"):
+        if re.match(r"^  patterns:", line):
+            inside = True
+            continue
+        if inside and re.match(r"^  - ", line):
+            p = line[4:].strip()
+            if p[:1] in "'\"":
+                p = p[1:-1].replace("''", "'")
+            print(" ".join(p.split()))
+            continue
+        if inside and not line.startswith("  - "):
+            inside = False
+PYEOF
+r5=$(time_runs grep-c-iFf env LC_ALL=C grep -c -i -F -f "$work/patterns" "$log")
 printf '| command | median s | min | max | GB/s (median) |\n|---|---|---|---|---|\n'
-for r in "$r1" "$r2" "$r3"; do
+for r in "$r1" "$r2" "$r3" "$r4" "$r5"; do
   read -r name m lo hi <<<"$r"
   case $name in
     gpudoctor) cmd='`gpudoctor explain --json --log FILE`' ;;
     grep-c-F) cmd="\`LC_ALL=C grep -c -F 'Xid' FILE\`" ;;
     grep-c-E) cmd="\`LC_ALL=C grep -c -E 'Xid|CUDA error|out of memory|CuDNN library' FILE\`" ;;
+    grep-c-iF) cmd="\`LC_ALL=C grep -c -i -F 'Xid' FILE\`" ;;
+    grep-c-iFf) cmd="\`LC_ALL=C grep -c -i -F -f PATTERNS FILE\` ($(wc -l <"$work/patterns") catalog patterns)" ;;
   esac
   printf '| %s | %s | %s | %s | %.2f |\n' "$cmd" "$m" "$lo" "$hi" "$(awk -v s="$size" -v m="$m" 'BEGIN{print s/m/1e9}')"
 done
-g=$(awk '{print $2}' <<<"$r1"); f=$(awk '{print $2}' <<<"$r2"); e=$(awk '{print $2}' <<<"$r3")
-printf 'gpudoctor speed as a fraction of grep -c -F: %.2f; of grep -c -E (4 patterns): %.2f\n' \
-  "$(awk -v a="$f" -v b="$g" 'BEGIN{print a/b}')" "$(awk -v a="$e" -v b="$g" 'BEGIN{print a/b}')"
+g=$(awk '{print $2}' <<<"$r1"); f=$(awk '{print $2}' <<<"$r2"); e=$(awk '{print $2}' <<<"$r3"); i=$(awk '{print $2}' <<<"$r4"); p=$(awk '{print $2}' <<<"$r5")
+printf 'gpudoctor speed as a fraction of grep -c -F: %.2f; of grep -c -i -F: %.2f; of grep -c -E (4 patterns): %.2f; of grep -c -i -F -f (the catalog patterns): %.2f\n' \
+  "$(awk -v a="$f" -v b="$g" 'BEGIN{print a/b}')" "$(awk -v a="$i" -v b="$g" 'BEGIN{print a/b}')" "$(awk -v a="$e" -v b="$g" 'BEGIN{print a/b}')" "$(awk -v a="$p" -v b="$g" 'BEGIN{print a/b}')"
 # What gpudoctor found, to show the scan is real work (counts of each distinct match).
 "$BIN" explain --json --log "$log" | python3 -c 'import json,sys; d=json.load(sys.stdin); print("matches:", [(m["name"], m.get("count")) for m in d["matches"]])'

@@ -999,11 +999,52 @@ fn matrix_command(c: MatrixCommand) -> Output {
 }
 
 fn explain(a: ExplainArgs) -> Output {
-    use crate::explain::{explain_text, logscan, render, EXPLAIN_SCHEMA};
+    use crate::explain::catalog::Catalog;
+    use crate::explain::{explain_with, logscan, render, EXPLAIN_SCHEMA};
     let matrix = match load_matrix(a.matrix.as_deref()) {
         Ok(m) => m,
         Err(e) => return Output::tool_error(e),
     };
+    let loaded;
+    let catalog: &Catalog =
+        match &a.catalog {
+            Some(p) => match Catalog::load(p) {
+                Ok(c) => {
+                    loaded = c;
+                    &loaded
+                }
+                Err(e) => {
+                    return Output::tool_error(format!(
+                        "the explain catalog {} is not valid:\n{}",
+                        p.display(),
+                        e.join("\n")
+                    ))
+                }
+            },
+            None => match crate::explain::embedded_catalog() {
+                Some(c) => c,
+                None => return Output::tool_error(
+                    "internal error: the built-in explain catalog does not load; please report it",
+                ),
+            },
+        };
+    if a.list {
+        let mut s = format!(
+            "{} signatures (catalog {}, {}):\n",
+            catalog.signatures.len(),
+            catalog.version,
+            catalog.source
+        );
+        for g in &catalog.signatures {
+            s.push_str(&format!(
+                "  {:<28} {:<26} {}\n",
+                g.id,
+                g.category.as_str(),
+                g.name
+            ));
+        }
+        return Output::ok(s, ExitStatus::Healthy);
+    }
     if let Some(id) = &a.rule {
         let Some(d) = rules::doc(id) else {
             let ids: Vec<&str> = rules::all().iter().map(|r| r.doc.id).collect();
@@ -1036,10 +1077,10 @@ fn explain(a: ExplainArgs) -> Output {
     }
     let (mut matches, label, input_json, lines) = if let Some(path) = &a.log {
         let result = if path.as_os_str() == "-" {
-            logscan::scan(std::io::stdin().lock(), &matrix)
+            logscan::scan_with(std::io::stdin().lock(), &matrix, catalog)
         } else {
             match std::fs::File::open(path) {
-                Ok(f) => logscan::scan(f, &matrix),
+                Ok(f) => logscan::scan_with(f, &matrix, catalog),
                 Err(e) => {
                     return Output::tool_error(format!(
                         "cannot read the log {}: {e}",
@@ -1058,12 +1099,28 @@ fn explain(a: ExplainArgs) -> Output {
             Err(e) => return Output::tool_error(format!("reading {} failed: {e}", path.display())),
         }
     } else {
-        let text = a.input.join(" ");
+        let mut text = a.input.join(" ");
+        if a.input.is_empty() {
+            // A traceback does not fit in one quoted argument: read the paste from stdin.
+            if std::io::stdin().is_terminal() {
+                use std::io::Write;
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "Paste the error (a whole traceback or log is fine), then press Ctrl-D (Ctrl-Z Enter on Windows):"
+                );
+            }
+            let mut buf = Vec::new();
+            use std::io::Read;
+            if let Err(e) = std::io::stdin().lock().take(64 << 20).read_to_end(&mut buf) {
+                return Output::tool_error(format!("could not read standard input: {e}"));
+            }
+            text = String::from_utf8_lossy(&buf).into_owned();
+        }
         if text.trim().is_empty() {
-            return Output::tool_error("give a code or a message to explain, --log FILE, or --rule RULE_ID (e.g. gpudoctor explain -1073740791)");
+            return Output::tool_error("give a code or a message to explain (or paste it on standard input), --log FILE, or --rule RULE_ID (e.g. gpudoctor explain -1073740791)");
         }
         (
-            explain_text(&text, &matrix),
+            explain_with(&text, &matrix, catalog),
             format!("{:?}", crate::sanitize::clean_line(&text, 80)),
             serde_json::json!(text),
             None,
@@ -1137,10 +1194,19 @@ fn join_with_machine(matches: &mut [crate::explain::Match], report: &Report) {
             m.machine.push(line);
         }
         if m.machine.is_empty() && m.category != crate::report::Category::ApplicationError {
-            m.machine.push(format!(
-                "gpudoctor check finds no {} problem on this machine now.",
-                m.category.as_str()
-            ));
+            // Without a driver, "no problem found" would be false comfort.
+            let no_driver = report
+                .findings
+                .iter()
+                .any(|f| f.category == crate::report::Category::DriverMissing);
+            m.machine.push(if no_driver {
+                "this machine has no working NVIDIA driver, so it cannot show this problem now; run the explanation where the error happened.".to_string()
+            } else {
+                format!(
+                    "gpudoctor check finds no {} problem on this machine now.",
+                    m.category.as_str()
+                )
+            });
         }
     }
 }

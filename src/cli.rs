@@ -255,8 +255,15 @@ pub enum MatrixCommand {
 #[command(allow_negative_numbers = true)]
 pub struct ExplainArgs {
     /// A code (-1073740791, 0xC0000409, 137, 802, cudaErrorNoDevice, "Xid 79") or a message.
-    #[arg(value_name = "CODE_OR_MESSAGE", conflicts_with_all = ["log", "rule"])]
+    /// With none, the text is read from standard input (paste a whole traceback, then Ctrl-D).
+    #[arg(value_name = "CODE_OR_MESSAGE", conflicts_with_all = ["log", "rule", "list"])]
     pub input: Vec<String>,
+    /// List every signature of the explain catalog (id, category, name).
+    #[arg(long, conflicts_with_all = ["log", "rule"])]
+    pub list: bool,
+    /// Use this explain catalog (a YAML file or a directory of them) instead of the built-in one.
+    #[arg(long, value_name = "FILE", env = "GPUDOCTOR_CATALOG")]
+    pub catalog: Option<std::path::PathBuf>,
     /// Scan a whole log file ("-" reads standard input).
     #[arg(long, value_name = "FILE", conflicts_with = "rule")]
     pub log: Option<std::path::PathBuf>,

@@ -50,11 +50,41 @@ pub enum Category {
     WindowsCrashCode,
     ApplicationError,
     ProbeTimeout,
+    /// Host RAM or a cgroup limit ran out: the OOM killer, exit 137, "Killed".
+    HostMemoryExhausted,
     /// A version newer than the compatibility matrix knows: gpudoctor cannot tell ([?]).
     MatrixStale,
 }
 
 impl Category {
+    /// Every category of design.md's vocabulary.
+    pub const ALL: [Category; 24] = [
+        Category::DriverMissing,
+        Category::DriverTooOld,
+        Category::DriverLibraryMismatch,
+        Category::ArchUnsupported,
+        Category::CudaRuntimeMismatch,
+        Category::CudnnMismatch,
+        Category::CpuOnlyBuild,
+        Category::FabricManager,
+        Category::ContainerNoGpu,
+        Category::LibraryPathConflict,
+        Category::GpuMemoryExhausted,
+        Category::EccMemory,
+        Category::HardwareFault,
+        Category::DriverFault,
+        Category::ThermalPower,
+        Category::PcieDegraded,
+        Category::Configuration,
+        Category::SmokeFailure,
+        Category::StressFailure,
+        Category::WindowsCrashCode,
+        Category::ApplicationError,
+        Category::ProbeTimeout,
+        Category::HostMemoryExhausted,
+        Category::MatrixStale,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Category::DriverMissing => "driver_missing",
@@ -79,6 +109,7 @@ impl Category {
             Category::WindowsCrashCode => "windows_crash_code",
             Category::ApplicationError => "application_error",
             Category::ProbeTimeout => "probe_timeout",
+            Category::HostMemoryExhausted => "host_memory_exhausted",
             Category::MatrixStale => "matrix_stale",
         }
     }

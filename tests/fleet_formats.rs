@@ -102,7 +102,7 @@ fn prometheus_of_a_gpu_host() {
             .lines()
             .filter(|l| l.starts_with("gpudoctor_findings{"))
             .count(),
-        23 * 3
+        24 * 3
     );
     insta::assert_snapshot!(r.stdout);
 }

@@ -132,7 +132,7 @@ fn signal_match(sig: u32, as_exit: Option<i64>, conf: &'static str) -> Option<Ma
         None => ("signal", json!(name), format!("signal {sig} ({name}): {meaning}")),
     };
     let category = match sig {
-        9 => Category::GpuMemoryExhausted,
+        9 => Category::HostMemoryExhausted,
         _ => Category::ApplicationError,
     };
     let mut m = Match::new(kind, code, *name, category, what).causes(causes);
@@ -151,7 +151,6 @@ fn signal_match(sig: u32, as_exit: Option<i64>, conf: &'static str) -> Option<Ma
         Severity::Error
     };
     if sig == 9 {
-        m.category = Category::GpuMemoryExhausted;
         m.meaning
             .push_str(". 137 is most often the out-of-memory killer: host RAM, not GPU memory");
     }

@@ -1,17 +1,17 @@
-//! `explain --log FILE`: scans a log of any size in one streaming pass. A leftmost-first
-//! Aho-Corasick automaton over every signature's needle finds candidate lines in 1 MiB chunks (no
-//! per-line regex loop); leftmost-first rather than overlapping because only that search uses the
-//! vectorised (Teddy) prefilter, about ten times faster here (3.2 vs 0.3 GB/s). Only a line with
-//! a hit is decoded, and an overlapping automaton then lists every needle in that line alone. Line numbers come from counting newlines with
-//! memchr. Each distinct match is reported once, with its count and first line.
+//! `explain --log FILE`: scans a log of any size in one streaming pass. Each 1 MiB chunk is
+//! lowercased into a second buffer and a leftmost-first Aho-Corasick DFA over one word of every
+//! catalog pattern ([`Catalog::prefilter_words`]) finds the candidate lines (no per-line regex
+//! loop). Only a line with a hit is decoded and matched against the whole catalog (normalised, as
+//! pasted text is). Line numbers come from counting newlines with memchr. Each distinct match is
+//! reported once, with its count and first line.
 
 use std::collections::HashMap;
 use std::io::Read;
 
 use aho_corasick::{AhoCorasick, Input, MatchKind};
 
-use super::signatures::{match_signatures, needles};
-use super::{sort, Match};
+use super::catalog::Catalog;
+use super::{line_matches, rank, Match};
 use crate::faults::logparse::LogParser;
 use crate::matrix::Matrix;
 
@@ -25,23 +25,29 @@ pub struct ScanResult {
     pub bytes: u64,
 }
 
-pub fn scan<R: Read>(mut r: R, m: &Matrix) -> std::io::Result<ScanResult> {
-    let pats = needles();
-    let build = |kind| {
-        AhoCorasick::builder()
-            .match_kind(kind)
-            .build(&pats)
-            .map_err(|e| std::io::Error::other(e.to_string()))
-    };
-    // Finds the next line with any needle, fast; then every needle of that one line.
-    let finder = build(MatchKind::LeftmostFirst)?;
-    let per_line = build(MatchKind::Standard)?;
+pub fn scan<R: Read>(r: R, m: &Matrix) -> std::io::Result<ScanResult> {
+    let cat = super::embedded_catalog()
+        .ok_or_else(|| std::io::Error::other("the built-in explain catalog is broken"))?;
+    scan_with(r, m, cat)
+}
+
+/// [`scan`] with a given catalog.
+pub fn scan_with<R: Read>(mut r: R, m: &Matrix, cat: &Catalog) -> std::io::Result<ScanResult> {
+    // Finds the next line with any catalog word in the lowercased chunk; the line is then
+    // matched in full. A DFA: with a few hundred words no vectorised prefilter applies, and the
+    // default NFA is slower still.
+    let finder = AhoCorasick::builder()
+        .match_kind(MatchKind::LeftmostFirst)
+        .kind(Some(aho_corasick::AhoCorasickKind::DFA))
+        .build(cat.prefilter_words())
+        .map_err(|e| std::io::Error::other(e.to_string()))?;
     let mut parser = LogParser::new();
     let mut found: HashMap<String, usize> = HashMap::new();
     let mut out: Vec<Match> = Vec::new();
     // Bytes read but not yet scanned (a partial last line) stay at the front of `buf`; each read
     // appends straight after them, so nothing is copied twice.
     let mut buf: Vec<u8> = vec![0u8; CHUNK + MAX_LINE];
+    let mut lower: Vec<u8> = Vec::with_capacity(CHUNK + MAX_LINE);
     let mut have = 0usize;
     let mut line_no: u64 = 0; // lines before `buf`
     let mut bytes: u64 = 0;
@@ -73,10 +79,13 @@ pub fn scan<R: Read>(mut r: R, m: &Matrix) -> std::io::Result<ScanResult> {
             }
         };
         let (done, _) = filled.split_at(end);
+        // The prefilter words are lowercase: search a lowercased copy (same offsets).
+        lower.clear();
+        lower.extend(done.iter().map(u8::to_ascii_lowercase));
         let mut counted_to = 0usize;
         let mut counted_lines = line_no;
         let mut pos = 0usize;
-        while let Some(hit) = finder.find(Input::new(done).range(pos..)) {
+        while let Some(hit) = finder.find(Input::new(&lower[..]).range(pos..)) {
             let start = memchr::memrchr(b'\n', done.get(..hit.start()).unwrap_or(&[]))
                 .map(|i| i + 1)
                 .unwrap_or(0);
@@ -91,14 +100,7 @@ pub fn scan<R: Read>(mut r: R, m: &Matrix) -> std::io::Result<ScanResult> {
             let this_line = counted_lines + 1;
             let raw = done.get(start..stop.min(start + MAX_LINE)).unwrap_or(&[]);
             let text = String::from_utf8_lossy(raw);
-            // Every needle this line contains, so one signature per line is tried once.
-            let mut ids: Vec<usize> = per_line
-                .find_overlapping_iter(raw)
-                .map(|h| h.pattern().as_usize())
-                .collect();
-            ids.sort_unstable();
-            ids.dedup();
-            for mut x in match_signatures(&text, Some(&ids), m, &mut parser) {
+            for mut x in line_matches(cat, &text, m, &mut parser) {
                 match found.get(&x.key) {
                     Some(&i) => {
                         if let Some(e) = out.get_mut(i) {
@@ -121,7 +123,7 @@ pub fn scan<R: Read>(mut r: R, m: &Matrix) -> std::io::Result<ScanResult> {
         buf.copy_within(end..have, 0);
         have -= end;
     }
-    sort(&mut out);
+    rank(&mut out);
     Ok(ScanResult {
         matches: out,
         lines: line_no,

@@ -18,13 +18,19 @@ fn counts_first_lines_and_handles_chunk_edges() {
     }
     let r = scan(log.as_bytes(), &m).unwrap();
     assert_eq!(r.lines, 50_003);
-    assert_eq!(r.matches.len(), 2, "{:#?}", r.matches);
+    // The Xid, the illegal access (and Xid 79's less common cause, power or heat).
+    let causes: Vec<_> = r
+        .matches
+        .iter()
+        .filter(|x| !x.key.starts_with("alt:"))
+        .collect();
+    assert_eq!(causes.len(), 2, "{:#?}", r.matches);
     let x79 = r.matches.iter().find(|x| x.kind == "xid").unwrap();
     assert_eq!((x79.count, x79.first_line), (Some(1), Some(20_003)));
     let ill = r
         .matches
         .iter()
-        .find(|x| x.code == serde_json::json!(700))
+        .find(|x| x.name.contains("illegal memory access"))
         .unwrap();
     assert_eq!((ill.count, ill.first_line), (Some(2), Some(12)));
     // The hardware fault (critical Xid) comes before the application error.

@@ -3,6 +3,7 @@
 //! CUDA/NVML error numbers and names, Xids), messages by their known signatures (with the
 //! numbers in them turned into facts), and `--log` files scanned in one streaming pass.
 
+pub mod catalog;
 pub mod codes;
 pub mod logscan;
 pub mod signatures;
@@ -34,9 +35,16 @@ pub struct Match {
     /// The text it was found in (sanitised).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
+    /// For an ambiguous symptom: how to tell its causes apart.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tell_apart: Vec<String>,
     /// `--with-check`: what this machine shows about it.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub machine: Vec<String>,
+    /// How far up the chain of cause and consequence (higher leads; the catalog's `rank`; 0 for
+    /// a bare code, which stands alone).
+    #[serde(skip)]
+    pub rank: u8,
     /// How serious, for ordering (not part of the JSON contract).
     #[serde(skip)]
     pub severity: Severity,
@@ -67,7 +75,9 @@ impl Match {
             count: None,
             first_line: None,
             text: None,
+            tell_apart: Vec::new(),
             machine: Vec::new(),
+            rank: 0,
             severity: Severity::Error,
         }
     }
@@ -103,29 +113,229 @@ impl Match {
     }
 }
 
-/// Explains a code or a message (several lines are fine).
+/// The catalog built into the binary (loaded once; a broken embedded catalog is caught by the
+/// tests, and here gives no signatures rather than a panic).
+pub fn embedded_catalog() -> Option<&'static catalog::Catalog> {
+    static C: std::sync::OnceLock<Option<catalog::Catalog>> = std::sync::OnceLock::new();
+    C.get_or_init(|| catalog::Catalog::embedded().ok()).as_ref()
+}
+
+/// Explains a code, a message or a whole pasted text (a traceback, a log tail, Event Viewer
+/// text) with the built-in catalog.
 pub fn explain_text(input: &str, m: &crate::matrix::Matrix) -> Vec<Match> {
+    match embedded_catalog() {
+        Some(c) => explain_with(input, m, c),
+        None => codes::parse(input, m).unwrap_or_default(),
+    }
+}
+
+/// [`explain_text`] with a given catalog: a bare code is read as a code; otherwise every line is
+/// matched, matches are merged by cause (counted, with their first line), and ranked: root
+/// causes before their consequences.
+pub fn explain_with(input: &str, m: &crate::matrix::Matrix, cat: &catalog::Catalog) -> Vec<Match> {
     if let Some(v) = codes::parse(input, m) {
         return v;
     }
     let mut out: Vec<Match> = Vec::new();
     let mut parser = crate::faults::logparse::LogParser::new();
-    for line in input.lines() {
-        for x in signatures::match_line(line, m, &mut parser) {
+    for (i, line) in input.lines().enumerate() {
+        for mut x in line_matches(cat, line, m, &mut parser) {
+            match out.iter_mut().find(|o| o.key == x.key) {
+                Some(o) => o.count = Some(o.count.unwrap_or(1) + 1),
+                None => {
+                    x.first_line = Some(i as u64 + 1);
+                    out.push(x);
+                }
+            }
+        }
+    }
+    if let Some(x) = combine(input) {
+        if !out.iter().any(|o| o.category == x.category) {
+            out.push(x);
+        }
+    }
+    rank(&mut out);
+    // A one-line paste needs no counts or line numbers.
+    if input.lines().count() <= 1 {
+        for x in &mut out {
+            x.count = None;
+            x.first_line = None;
+        }
+    }
+    out
+}
+
+/// Every catalog signature one line shows, enriched where its enricher finds facts.
+pub fn line_matches(
+    cat: &catalog::Catalog,
+    line: &str,
+    m: &crate::matrix::Matrix,
+    parser: &mut crate::faults::logparse::LogParser,
+) -> Vec<Match> {
+    let mut out: Vec<Match> = Vec::new();
+    for i in cat.matches(line) {
+        let Some(sig) = cat.signatures.get(i) else {
+            continue;
+        };
+        let enriched = sig
+            .enrich
+            .as_deref()
+            .and_then(|e| signatures::enrich(e, line, m, parser));
+        let found = match enriched {
+            Some(v) => v
+                .into_iter()
+                .map(|mut x| {
+                    if x.likely_causes.is_empty() {
+                        x.likely_causes = sig.causes.clone();
+                    }
+                    if x.fix.text.is_empty() {
+                        x.fix = sig.fix.clone();
+                    }
+                    x
+                })
+                .collect(),
+            None => vec![base_match(sig)],
+        };
+        for mut x in found {
+            // An enricher may place its reading lower (an Xid that follows another).
+            if x.rank == 0 {
+                x.rank = sig.rank;
+            }
+            if x.tell_apart.is_empty() {
+                x.tell_apart = sig.tell_apart.clone();
+            }
+            if sig.ambiguous {
+                x.confidence = "medium";
+            }
+            x.text = Some(crate::sanitize::clean_line(line.trim(), 300));
+            if !out.iter().any(|o| o.key == x.key) {
+                out.push(x);
+            }
+        }
+        // The less common causes of an ambiguous symptom, after the common one.
+        for alt in &sig.also {
+            let mut x = Match::new(
+                "signature",
+                serde_json::json!(sig.id),
+                format!("{} (less often: {})", sig.name, alt.as_str()),
+                *alt,
+                format!(
+                    "{} can also come from {}; to tell them apart: {}",
+                    sig.name,
+                    alt.as_str(),
+                    sig.tell_apart.join("; ")
+                ),
+            )
+            .severity(sig.severity)
+            .key(format!("alt:{}:{}", sig.id, alt.as_str()));
+            x.fix = sig.fix.clone();
+            x.rank = sig.rank.saturating_sub(30);
+            x.confidence = "low";
+            x.text = Some(crate::sanitize::clean_line(line.trim(), 300));
             if !out.iter().any(|o| o.key == x.key) {
                 out.push(x);
             }
         }
     }
-    sort(&mut out);
+    // One line, one reading per category: the most specific (highest-ranked) signature stands
+    // ("NVRM: Xid 79, GPU has fallen off the bus" is the Xid, not also a second fallen-off-bus).
+    out.sort_by_key(|x| std::cmp::Reverse(x.rank));
+    let mut seen = Vec::new();
+    out.retain(|x| {
+        if seen.contains(&x.category) {
+            return false;
+        }
+        seen.push(x.category);
+        true
+    });
     out
 }
 
-/// Most severe first; then the more frequent; then the earlier.
+/// Facts that only a whole paste shows, one line each: the kernel module's driver version on
+/// one line and the user-space driver's on another (`cat /proc/driver/nvidia/version` next to
+/// `nvidia-smi`, TensorFlow's cuda_diagnostics) differ → a driver/library mismatch.
+pub fn combine(input: &str) -> Option<Match> {
+    let find = |pats: &[&str]| -> Option<String> {
+        input.lines().find_map(|l| {
+            let n = catalog::normalise(l);
+            pats.iter().find_map(|p| {
+                regex::Regex::new(p)
+                    .ok()?
+                    .captures(&n)?
+                    .get(1)
+                    .map(|m| m.as_str().trim_end_matches(".0").to_string())
+            })
+        })
+    };
+    let kernel = find(&[
+        r"kernel module\s+(\d{3}\.\d+(?:\.\d+)?)",
+        r"kernel reported version is:? (\d{3}\.\d+(?:\.\d+)?)",
+        r"this kernel module has the version (\d{3}\.\d+(?:\.\d+)?)",
+    ])?;
+    let user = find(&[
+        r"libcuda reported version is:? (\d{3}\.\d+(?:\.\d+)?)",
+        r"nvml library version:? (\d{3}\.\d+(?:\.\d+)?)",
+        r"nvidia-smi\s+(\d{3}\.\d+(?:\.\d+)?)-\d",
+        r"client has the version (\d{3}\.\d+(?:\.\d+)?)",
+    ])?;
+    if kernel == user {
+        return None;
+    }
+    let mut x = Match::new(
+        "signature",
+        serde_json::json!("driver-versions-differ"),
+        "Kernel module and driver libraries are different versions",
+        crate::report::Category::DriverLibraryMismatch,
+        format!("The pasted text shows the NVIDIA kernel module at {kernel} and the user-space driver (libcuda / NVML / nvidia-smi) at {user}: they must be the same version."),
+    )
+    .causes(&["the driver packages were upgraded and the machine was not rebooted, so the old module is still loaded", "packages from two driver versions are installed"])
+    .fix("Reboot so the module of the installed version loads; if it persists, install one driver version everywhere:", &["cat /proc/driver/nvidia/version", "sudo reboot"])
+    .key("combine:driver-versions");
+    x.rank = 95;
+    Some(x)
+}
+
+/// A signature's own explanation, with nothing extracted.
+fn base_match(sig: &catalog::Signature) -> Match {
+    let mut x = Match::new(
+        "signature",
+        serde_json::json!(sig.id),
+        sig.name.clone(),
+        sig.category,
+        sig.meaning.clone(),
+    )
+    .causes_owned(sig.causes.clone())
+    .severity(sig.severity)
+    .key(format!("sig:{}", sig.id));
+    x.fix = sig.fix.clone();
+    x
+}
+
+/// Root causes first (the catalog's rank), then the more severe, the more frequent, the
+/// earlier; the first is the most likely, the others likely or possible.
+pub fn rank(v: &mut Vec<Match>) {
+    sort(v);
+    // A less common cause of an ambiguous symptom adds nothing when a match of its category
+    // already stands above it (an Xid 79 before "an illegal memory access").
+    let mut cats = Vec::new();
+    v.retain(|x| {
+        let keep = !(x.key.starts_with("alt:") && cats.contains(&x.category));
+        cats.push(x.category);
+        keep
+    });
+    for (i, x) in v.iter_mut().enumerate() {
+        if i > 0 && x.confidence == "high" {
+            x.confidence = if x.rank >= 60 { "medium" } else { "low" };
+        }
+    }
+}
+
+/// Root causes first (the catalog's rank), then the more severe, the more frequent, the earlier.
 pub fn sort(v: &mut [Match]) {
     v.sort_by(|a, b| {
-        b.severity
-            .cmp(&a.severity)
+        b.rank
+            .cmp(&a.rank)
+            .then(b.severity.cmp(&a.severity))
             .then(b.count.unwrap_or(0).cmp(&a.count.unwrap_or(0)))
             .then(a.first_line.unwrap_or(0).cmp(&b.first_line.unwrap_or(0)))
     });
@@ -180,6 +390,12 @@ pub fn render(input_label: &str, matches: &[Match], lines: Option<u64>) -> Strin
         if !m.likely_causes.is_empty() {
             s.push_str("   Likely causes:\n");
             for c in &m.likely_causes {
+                s.push_str(&format!("     - {}\n", crate::sanitize::clean(c)));
+            }
+        }
+        if !m.tell_apart.is_empty() {
+            s.push_str("   To tell them apart:\n");
+            for c in &m.tell_apart {
                 s.push_str(&format!("     - {}\n", crate::sanitize::clean(c)));
             }
         }

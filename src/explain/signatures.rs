@@ -1,13 +1,13 @@
-//! Known message signatures (../shared/reference/faults.md §7 and more), each with a literal
-//! needle for the log scanner's prefilter, an optional regex, and a builder that turns the
-//! numbers in the message into facts: "found version 11040" → a driver for CUDA 11.4;
-//! "sm_120" → Blackwell, which needs a cu128 build; a PyTorch out-of-memory message → whose
-//! memory it really is.
+//! The enrichers: the Rust that computes, named by the catalog's signatures
+//! (explain-catalog/signatures.yaml, [`super::catalog`]). Each turns the numbers in a message into
+//! facts when they are there: "found version 11040" → a driver for CUDA 11.4; "sm_120" →
+//! Blackwell, which needs a cu128 build; a PyTorch out-of-memory message → whose memory it really
+//! is; an exit code, an Xid or a kernel-log event → its own reading. None is ever required.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 
-use regex::{Captures, Regex};
+use regex::Regex;
 use serde_json::json;
 
 use super::codes;
@@ -18,79 +18,32 @@ use crate::matrix::{coverage, split_cc, Coverage, Matrix, Os};
 use crate::report::{Category, Severity};
 use crate::version::{decode_cudnn, CudaVersion};
 
-type Build = fn(&str, Option<&Captures>, &Matrix) -> Option<Match>;
-
-pub struct Signature {
-    pub id: &'static str,
-    /// A literal every matching line contains (case-sensitive).
-    pub needle: &'static str,
-    pattern: Option<&'static str>,
-    build: Build,
-}
-
-fn regexes() -> &'static Vec<Option<Regex>> {
-    static R: OnceLock<Vec<Option<Regex>>> = OnceLock::new();
-    R.get_or_init(|| {
-        SIGNATURES
-            .iter()
-            .map(|s| s.pattern.and_then(|p| Regex::new(p).ok()))
-            .collect()
-    })
-}
-
-/// Every signature's needle, in order (the log scanner builds its automaton from these).
-pub fn needles() -> Vec<&'static str> {
-    SIGNATURES.iter().map(|s| s.needle).collect()
-}
-
-/// Matches of the signatures whose needles are in `ids` (or all), for one line.
-pub fn match_signatures(
-    line: &str,
-    ids: Option<&[usize]>,
-    m: &Matrix,
-    parser: &mut LogParser,
-) -> Vec<Match> {
-    let mut out = Vec::new();
-    let res = regexes();
-    let all: Vec<usize> = (0..SIGNATURES.len()).collect();
-    let ids = ids.unwrap_or(&all);
-    for &i in ids {
-        let Some(sig) = SIGNATURES.get(i) else {
-            continue;
-        };
-        if !line.contains(sig.needle) {
-            continue;
-        }
-        if sig.id == "kernel-log" {
-            if let Some(ev) = parser.feed(line) {
-                out.extend(kernel_event(&ev));
-            }
-            continue;
-        }
-        let caps = match res.get(i).and_then(|r| r.as_ref()) {
-            Some(re) => match re.captures(line) {
-                Some(c) => Some(c),
-                None => continue,
-            },
-            None => None,
-        };
-        if let Some(mut x) = (sig.build)(line, caps.as_ref(), m) {
-            x.text = Some(crate::sanitize::clean_line(line.trim(), 300));
-            if !out.iter().any(|o: &Match| o.key == x.key) {
-                out.push(x);
-            }
-        }
+/// What a signature's enricher found in one line: `None` when it found nothing to add (the
+/// catalog's own text stands), else the matches to report instead (none: the line is not this
+/// signature after all, as an NVRM line that is no event).
+pub fn enrich(name: &str, line: &str, m: &Matrix, parser: &mut LogParser) -> Option<Vec<Match>> {
+    let one = |x: Option<Match>| x.map(|x| vec![x]);
+    match name {
+        "torch_oom" => one(torch_oom(line)),
+        "driver_too_old" => one(driver_too_old(line, m)),
+        "sm_incompatible" => one(sm_incompatible(line, m)),
+        "cudnn_loaded" => one(cudnn_loaded(line)),
+        "missing_library" => one(missing_library(line)),
+        "nccl" => one(nccl(line)),
+        "exit_code" => one(exit_code(line)),
+        "cuda_text" => one(cuda_text(line)),
+        "xid" => xid_readings(line),
+        "kernel_log" => parser.feed(line).map(|ev| kernel_event(&ev)),
+        _ => None,
     }
-    out
 }
 
-/// All matches for one line.
-pub fn match_line(line: &str, m: &Matrix, parser: &mut LogParser) -> Vec<Match> {
-    match_signatures(line, None, m, parser)
-}
-
-fn cap<'a>(c: Option<&'a Captures>, i: usize) -> Option<&'a str> {
-    c?.get(i).map(|x| x.as_str())
+/// The first capture group of `pat` (compiled once) in `line`.
+fn grab1(line: &str, pat: &str) -> Option<String> {
+    cached_regex(pat)?
+        .captures(line)?
+        .get(1)
+        .map(|x| x.as_str().to_string())
 }
 
 /// "2.26 GiB", "496.00 MiB", "0 bytes" → bytes.
@@ -127,7 +80,7 @@ fn cached_regex(pat: &str) -> Option<Regex> {
 
 const SIZE: &str = r"([\d.]+ (?:bytes|B|KiB|MiB|GiB|TiB))";
 
-fn torch_oom(line: &str, _c: Option<&Captures>, _m: &Matrix) -> Option<Match> {
+fn torch_oom(line: &str) -> Option<Match> {
     let grab = |pat: &str| -> Option<f64> {
         let re = cached_regex(pat)?;
         size(re.captures(line)?.get(1)?.as_str())
@@ -215,8 +168,8 @@ fn torch_oom(line: &str, _c: Option<&Captures>, _m: &Matrix) -> Option<Match> {
     Some(m)
 }
 
-fn driver_too_old(_line: &str, c: Option<&Captures>, m: &Matrix) -> Option<Match> {
-    let raw = cap(c, 1)?;
+fn driver_too_old(line: &str, m: &Matrix) -> Option<Match> {
+    let raw = grab1(line, r"(?i)found version (\d+)")?;
     let n: i32 = raw.parse().ok()?;
     let v = CudaVersion::from_api(n)?;
     let d = DriverFacts {
@@ -246,8 +199,9 @@ fn driver_too_old(_line: &str, c: Option<&Captures>, m: &Matrix) -> Option<Match
     )
 }
 
-fn sm_incompatible(line: &str, c: Option<&Captures>, m: &Matrix) -> Option<Match> {
-    let sm = cap(c, 1)?;
+fn sm_incompatible(line: &str, m: &Matrix) -> Option<Match> {
+    let sm = grab1(line, r"(?i)capability (sm_\d+[af]?)")?.to_ascii_lowercase();
+    let sm = sm.as_str();
     let (maj, min) = split_cc(sm)?;
     let cc = format!("{maj}.{min}");
     let arch = m.arch_of_cc(&cc).unwrap_or("this");
@@ -314,9 +268,13 @@ fn cudnn_version_text(s: &str) -> Option<String> {
     decode_cudnn(s.parse().ok()?)
 }
 
-fn cudnn_loaded(_line: &str, c: Option<&Captures>, _m: &Matrix) -> Option<Match> {
-    let loaded = cudnn_version_text(cap(c, 1)?)?;
-    let built = cudnn_version_text(cap(c, 2)?)?;
+fn cudnn_loaded(line: &str) -> Option<Match> {
+    let re = cached_regex(
+        r"(?i)loaded runtime cudnn library:? ([\d.]+)(?: \(compatibility version \d+\))? but source was compiled with:? ([\d.]+)",
+    )?;
+    let c = re.captures(line)?;
+    let loaded = cudnn_version_text(c.get(1)?.as_str())?;
+    let built = cudnn_version_text(c.get(2)?.as_str())?;
     let lmaj = loaded.split('.').next().unwrap_or("");
     let bmaj = built.split('.').next().unwrap_or("");
     let cause = if lmaj != bmaj {
@@ -332,8 +290,11 @@ fn cudnn_loaded(_line: &str, c: Option<&Captures>, _m: &Matrix) -> Option<Match>
     )
 }
 
-fn missing_library(_line: &str, c: Option<&Captures>, _m: &Matrix) -> Option<Match> {
-    let lib = cap(c, 1)?.trim();
+fn missing_library(line: &str) -> Option<Match> {
+    let lib = grab1(line, r"(?i)could not (?:load dynamic library|find|load library) '?([\w./+-]+?\.(?:so[\d.]*|dll))'?")
+        .or_else(|| grab1(line, r"(?i)error loading (?:shared library|\x22)?([\w./+-]+?\.(?:so[\d.]*|dll))"))
+        .or_else(|| grab1(line, r"([\w./+-]*?(?:lib|cudnn|cudart|cublas|nvcuda|nvrtc|cufft|curand|cusolver|cusparse)[\w.+-]*?\.(?:so[\d.]*|dll))"))?;
+    let lib = lib.trim();
     let base = lib.rsplit('/').next().unwrap_or(lib);
     let (cat, what, fix, cmds): (Category, &str, &str, Vec<String>) = if base
         .starts_with("libcudnn")
@@ -369,8 +330,8 @@ fn missing_library(_line: &str, c: Option<&Captures>, _m: &Matrix) -> Option<Mat
     )
 }
 
-fn nccl(_line: &str, c: Option<&Captures>, _m: &Matrix) -> Option<Match> {
-    let what = cap(c, 1)?.to_ascii_lowercase();
+fn nccl(line: &str) -> Option<Match> {
+    let what = grab1(line, r"(?i)nccl.*?(unhandled cuda error|unhandled system error|internal error|invalid argument|invalid usage|remote process exited or there was a network error)")?.to_ascii_lowercase();
     let (causes, fix, cmds): (&[&str], &str, &[&str]) = match what.as_str() {
         "unhandled cuda error" => (&["a CUDA call inside NCCL failed: a GPU fault (check the kernel log for Xids), out of GPU memory, or an NCCL built for another CUDA than the driver supports"], "Rerun with NCCL_DEBUG=INFO to see the CUDA error; run gpudoctor check on each node:", &["export NCCL_DEBUG=INFO", "gpudoctor check"]),
         "unhandled system error" => (&["shared memory too small in a container (/dev/shm): start it with --ipc=host or a larger --shm-size", "a network interface problem (set NCCL_SOCKET_IFNAME)", "InfiniBand/RDMA misconfiguration"], "Rerun with NCCL_DEBUG=INFO; in Docker use --ipc=host (or --shm-size):", &["export NCCL_DEBUG=INFO", "docker run --ipc=host ..."]),
@@ -391,8 +352,11 @@ fn nccl(_line: &str, c: Option<&Captures>, _m: &Matrix) -> Option<Match> {
     )
 }
 
-fn exit_code(line: &str, c: Option<&Captures>, _m: &Matrix) -> Option<Match> {
-    let raw = cap(c, 1)?;
+fn exit_code(line: &str) -> Option<Match> {
+    let raw = grab1(line, r"(?i)(?:exit(?:ed)? (?:with )?(?:code|status)|return code|returned|exit_code)[:=]? ?\(?(-?\d+|0x[0-9a-f]+)")
+        .or_else(|| grab1(line, r"\((0[xX][cC][0-9A-Fa-f]{7})\)"))
+        .or_else(|| grab1(line, r"(?i)exception code: (0x[0-9a-f]{8})"))?;
+    let raw = raw.as_str();
     let n: i64 = if let Some(h) = raw.strip_prefix("0x").or_else(|| raw.strip_prefix("0X")) {
         i64::from_str_radix(h, 16).ok()?
     } else {
@@ -437,7 +401,57 @@ fn simple(
         .key(id)
 }
 
-fn cuda_text(line: &str, _c: Option<&Captures>, _m: &Matrix) -> Option<Match> {
+/// The Xid of a line, and the earlier Xid it names ("Xid 45 ... caused by previous Xid 149"),
+/// which is the one to act on.
+fn xid_readings(line: &str) -> Option<Vec<Match>> {
+    let mut v: Vec<Match> = xid(line).into_iter().collect();
+    if let Some(n) = grab1(line, r"(?i)previous xid (\d+)").and_then(|n| n.parse::<u32>().ok()) {
+        if let Some(mut m) = codes::xid_match(n, "high") {
+            m = m.key(format!("xid:{n}"));
+            m.rank = 0;
+            v.insert(0, m);
+        }
+    }
+    // Xids whose cause is as often the power, the heat or the firmware as the GPU itself.
+    let alt = |x: u32, cat: Category, why: &str| {
+        let mut m = Match::new(
+            "signature",
+            json!(format!("xid-{x}")),
+            format!("Xid {x} (less often: {})", cat.as_str()),
+            cat,
+            format!("Xid {x} can also come from {}: {why}", cat.as_str()),
+        )
+        .key(format!("alt:xid{x}:{}", cat.as_str()));
+        m.rank = 40;
+        m.confidence = "low";
+        m
+    };
+    for n in v.iter().filter_map(|m| m.code.as_u64()).collect::<Vec<_>>() {
+        match n {
+            79 => v.push(alt(79, Category::ThermalPower, "a GPU at its power limit or too hot drops off the bus; check the power cabling, the PSU and the temperatures before it fell (nvidia-smi -q -d POWER,TEMPERATURE)")),
+            62 => v.push(alt(62, Category::DriverFault, "a GSP or PMU firmware fault in the driver; if it follows a driver upgrade, try another driver branch")),
+            _ => {}
+        }
+    }
+    (!v.is_empty()).then_some(v)
+}
+
+fn xid(line: &str) -> Option<Match> {
+    let n: u32 = grab1(line, r"(?i)\bxid\b\s*(?:\([^)]*\))?\s*[:=]?\s*(\d+)")?
+        .parse()
+        .ok()?;
+    let mut m = codes::xid_match(n, "high")?.key(format!("xid:{n}"));
+    // An Xid that follows another (45: preemptive cleanup) or that an application causes ranks
+    // below the faults that cause them.
+    m.rank = match crate::faults::xid::lookup(n).map(|i| i.level) {
+        Some(crate::faults::xid::Level::Info) => 45,
+        Some(crate::faults::xid::Level::App) => 68,
+        _ => 0,
+    };
+    Some(m)
+}
+
+fn cuda_text(line: &str) -> Option<Match> {
     codes::cuda_by_text(line).map(|m| {
         let k = format!("cuda:{}", m.code);
         m.key(k)
@@ -465,432 +479,3 @@ fn kernel_event(ev: &LogEvent) -> Vec<Match> {
         LogEvent::NvswitchSxid { code } => vec![Match::new("signature", json!(code), format!("NVSwitch SXid {code}"), Category::HardwareFault, "An NVSwitch reported an error.").fix("Check the Fabric Manager log and reset the GPUs/NVSwitches if it repeats.", &[]).key(format!("sxid:{code}"))],
     }
 }
-
-fn nothing(_: &str, _: Option<&Captures>, _: &Matrix) -> Option<Match> {
-    None
-}
-
-pub static SIGNATURES: &[Signature] = &[
-    Signature {
-        id: "container-cli",
-        needle: "nvidia-container-cli: initialization error",
-        pattern: None,
-        build: |_, _, _| {
-            Some(simple(
-                "container-cli",
-                "nvidia-container-cli initialization error",
-                Category::ContainerNoGpu,
-                "The NVIDIA container runtime could not set up GPU access.",
-                &[
-                    "the host has no working NVIDIA driver (libnvidia-ml.so.1 missing on the host)",
-                    "a driver/library mismatch on the host",
-                ],
-                "Fix the host first: run gpudoctor check on the host.",
-                &["gpudoctor check"],
-                Severity::Error,
-            ))
-        },
-    },
-    Signature {
-        id: "driver-too-old",
-        needle: "too old (found version",
-        pattern: Some(r"too old \(found version (\d+)\)"),
-        build: driver_too_old,
-    },
-    Signature {
-        id: "sm-incompatible",
-        needle: "is not compatible with the current PyTorch installation",
-        pattern: Some(r"CUDA capability (sm_\d+[af]?) is not compatible"),
-        build: sm_incompatible,
-    },
-    Signature {
-        id: "cudnn-loaded",
-        needle: "Loaded runtime CuDNN library",
-        pattern: Some(
-            r"Loaded runtime CuDNN library:? ([\d.]+)(?: \(compatibility version \d+\))? but source was compiled with:? ([\d.]+)",
-        ),
-        build: cudnn_loaded,
-    },
-    Signature {
-        id: "dlopen",
-        needle: "Could not load dynamic library",
-        pattern: Some(r"Could not load dynamic library '([^']+)'"),
-        build: missing_library,
-    },
-    Signature {
-        id: "shared-object",
-        needle: ": cannot open shared object file",
-        pattern: Some(
-            r"([\w./+-]*?(?:lib|cudnn|cudart|cublas)[\w.+-]*?\.so[\d.]*): cannot open shared object file",
-        ),
-        build: missing_library,
-    },
-    Signature {
-        id: "torch-oom",
-        needle: "CUDA out of memory",
-        pattern: None,
-        build: torch_oom,
-    },
-    Signature {
-        id: "cuda-oom",
-        needle: "CUDA error: out of memory",
-        pattern: None,
-        build: |_, _, _| {
-            Some(simple("cuda-oom", "CUDA error: out of memory", Category::GpuMemoryExhausted, "A CUDA allocation failed: the GPU has no memory left for it.", &["the job needs more memory than the GPU has free", "another process holds GPU memory"], "Lower the batch size; stop other processes on the GPU (gpudoctor check names them).", &["gpudoctor check"], Severity::Error))
-        },
-    },
-    Signature {
-        id: "tf-oom",
-        needle: "OOM when allocating tensor",
-        pattern: None,
-        build: |_, _, _| {
-            Some(simple("tf-oom", "TensorFlow OOM when allocating tensor", Category::GpuMemoryExhausted, "TensorFlow could not allocate a tensor on the GPU.", &["the batch or model is too large for the GPU", "TensorFlow (or another process) already reserved the memory; by default TensorFlow maps nearly all of it"], "Lower the batch size; set TF_FORCE_GPU_ALLOW_GROWTH=true so TensorFlow does not take all memory up front.", &["export TF_FORCE_GPU_ALLOW_GROWTH=true"], Severity::Error))
-        },
-    },
-    Signature {
-        id: "jax-oom",
-        needle: "RESOURCE_EXHAUSTED: Out of memory",
-        pattern: None,
-        build: |_, _, _| {
-            Some(simple("jax-oom", "JAX/XLA out of memory", Category::GpuMemoryExhausted, "XLA could not allocate GPU memory.", &["JAX preallocates 75% of the GPU by default; another process holding memory leaves too little", "the computation is too large for the GPU"], "Free the GPU, or change JAX's preallocation:", &["export XLA_PYTHON_CLIENT_PREALLOCATE=false", "export XLA_PYTHON_CLIENT_MEM_FRACTION=.5"], Severity::Error))
-        },
-    },
-    Signature {
-        id: "cublas-init",
-        needle: "CUBLAS_STATUS_NOT_INITIALIZED",
-        pattern: None,
-        build: |_, _, _| {
-            Some(simple("cublas-init", "CUBLAS_STATUS_NOT_INITIALIZED", Category::GpuMemoryExhausted, "cuBLAS could not create its handle.", &["no GPU memory left for cuBLAS's workspace (the most common cause)", "a CUDA runtime error earlier in the process", "a driver/library version mismatch"], "Free GPU memory (smaller batch, stop other processes); run gpudoctor check for driver and library versions.", &["gpudoctor check"], Severity::Error))
-        },
-    },
-    Signature {
-        id: "cublas-other",
-        needle: "CUBLAS_STATUS_EXECUTION_FAILED",
-        pattern: None,
-        build: |_, _, _| {
-            Some(simple("cublas-exec", "CUBLAS_STATUS_EXECUTION_FAILED", Category::ApplicationError, "A cuBLAS kernel failed to run.", &["no kernel for this GPU in the library build", "invalid inputs (shapes, NaNs) or an earlier CUDA error"], "Rerun with CUDA_LAUNCH_BLOCKING=1; check the build covers this GPU (gpudoctor check).", &["gpudoctor check"], Severity::Error))
-        },
-    },
-    Signature {
-        id: "cudnn-status",
-        needle: "CUDNN_STATUS_",
-        pattern: Some(r"(CUDNN_STATUS_[A-Z_]+)"),
-        build: |_, c, _| {
-            let s = cap(c, 1)?.to_string();
-            let (causes, cat): (&[&str], Category) = match s.as_str() {
-                "CUDNN_STATUS_NOT_INITIALIZED"
-                | "CUDNN_STATUS_INTERNAL_ERROR"
-                | "CUDNN_STATUS_ALLOC_FAILED" => (
-                    &[
-                        "out of GPU memory when cuDNN initialises",
-                        "a cuDNN that does not match the CUDA runtime or the framework build",
-                    ],
-                    Category::CudnnMismatch,
-                ),
-                "CUDNN_STATUS_ARCH_MISMATCH" => (
-                    &["this cuDNN has no kernels for the GPU's architecture"],
-                    Category::ArchUnsupported,
-                ),
-                _ => (
-                    &["a cuDNN call failed; often out of memory or a version mismatch"],
-                    Category::CudnnMismatch,
-                ),
-            };
-            Some(
-                Match::new(
-                    "signature",
-                    json!(s.clone()),
-                    s.clone(),
-                    cat,
-                    format!("cuDNN returned {s}."),
-                )
-                .causes(causes)
-                .fix(
-                    "Free GPU memory and check cuDNN against the framework (gpudoctor check).",
-                    &["gpudoctor check"],
-                )
-                .key(format!("cudnn-status:{s}")),
-            )
-        },
-    },
-    Signature {
-        id: "system-not-ready",
-        needle: "system not yet initialized",
-        pattern: None,
-        build: |_, _, _| {
-            codes::parse("802", &Matrix::default())
-                .and_then(|v| v.into_iter().next())
-                .map(|m| m.key("cuda:802"))
-        },
-    },
-    Signature {
-        id: "nccl",
-        needle: "NCCL",
-        pattern: Some(
-            r"(?i)nccl.*?(unhandled cuda error|unhandled system error|internal error|invalid argument|invalid usage|remote process exited or there was a network error)",
-        ),
-        build: nccl,
-    },
-    Signature {
-        id: "nccl-watchdog",
-        needle: "Watchdog caught collective operation timeout",
-        pattern: None,
-        build: |_, _, _| {
-            Some(simple("nccl-watchdog", "NCCL watchdog timeout", Category::ApplicationError, "A collective (all-reduce, broadcast…) did not finish within the timeout, so PyTorch's watchdog aborted it.", &["one rank died or is stuck (look at the first rank that failed)", "ranks running different code paths (a collective not called on every rank)", "an NVLink or network fault"], "Find the first failing rank; run gpudoctor check on each node; raise the timeout only after ruling out a hang.", &["export NCCL_DEBUG=INFO", "gpudoctor check"], Severity::Error))
-        },
-    },
-    Signature {
-        id: "nvml-mismatch",
-        needle: "version mismatch",
-        pattern: Some(r"(?i)driver/library version mismatch"),
-        build: |_, _, _| {
-            codes::parse("NVML_ERROR_LIB_RM_VERSION_MISMATCH", &Matrix::default()).and_then(|v| v.into_iter().next()).map(|m| m.fix("Reboot so the upgraded kernel module loads (or reload the NVIDIA modules with no process on the GPUs).", &["sudo reboot"]).key("nvml:18"))
-        },
-    },
-    Signature {
-        id: "smi-no-driver",
-        needle: "communicate with the NVIDIA driver",
-        pattern: None,
-        build: |_, _, _| {
-            Some(simple("smi-no-driver", "nvidia-smi cannot talk to the driver", Category::DriverMissing, "nvidia-smi found no loaded NVIDIA kernel driver (NVML_ERROR_DRIVER_NOT_LOADED).", &["the module was not built for the running kernel (a kernel update without DKMS rebuild)", "Secure Boot rejected the module", "nouveau owns the GPU", "inside a container: started without GPU access"], "Run gpudoctor check; rebuild the module for this kernel or reinstall the driver:", &["gpudoctor check", "sudo dkms autoinstall", "sudo modprobe nvidia"], Severity::Error))
-        },
-    },
-    Signature {
-        id: "torch-no-driver",
-        needle: "Found no NVIDIA driver on your system",
-        pattern: None,
-        build: |_, _, _| {
-            Some(simple("torch-no-driver", "PyTorch found no NVIDIA driver", Category::DriverMissing, "PyTorch could not find an NVIDIA driver.", &["no driver installed", "a container without GPU access"], "Install the NVIDIA driver, or start the container with GPU access; run gpudoctor check.", &["gpudoctor check"], Severity::Error))
-        },
-    },
-    Signature {
-        id: "torch-cpu",
-        needle: "Torch not compiled with CUDA enabled",
-        pattern: None,
-        build: |_, _, _| {
-            Some(simple("torch-cpu", "Torch not compiled with CUDA enabled", Category::CpuOnlyBuild, "A CPU-only PyTorch is installed.", &["pip installed the +cpu wheel (Windows PyPI wheels are CPU-only)"], "Install a CUDA build from PyTorch's index (gpudoctor recommend gives the right one):", &["gpudoctor recommend --framework torch"], Severity::Error))
-        },
-    },
-    Signature {
-        id: "dnn-not-found",
-        needle: "DNN library is not found",
-        pattern: None,
-        build: |_, _, _| {
-            Some(simple("dnn-not-found", "DNN library is not found", Category::CudnnMismatch, "TensorFlow/XLA could not load a usable cuDNN.", &["cuDNN missing, or a version the build cannot use"], "Install TensorFlow's CUDA libraries (pip install 'tensorflow[and-cuda]') and check with gpudoctor check.", &["gpudoctor check"], Severity::Error))
-        },
-    },
-    Signature {
-        id: "tf-dlopen",
-        needle: "Cannot dlopen some GPU libraries",
-        pattern: None,
-        build: |_, _, _| {
-            Some(simple(
-                "tf-dlopen",
-                "Cannot dlopen some GPU libraries",
-                Category::CudaRuntimeMismatch,
-                "TensorFlow could not load its CUDA libraries and falls back to the CPU.",
-                &["CUDA/cuDNN libraries of the wrong version or not on the library path"],
-                "pip install 'tensorflow[and-cuda]' (Linux/WSL2), then gpudoctor check.",
-                &["gpudoctor check"],
-                Severity::Error,
-            ))
-        },
-    },
-    Signature {
-        id: "docker-gpus",
-        needle: "could not select device driver",
-        pattern: None,
-        build: |_, _, _| {
-            Some(simple("docker-gpus", "Docker has no GPU device driver", Category::ContainerNoGpu, "Docker has no runtime for --gpus: the NVIDIA Container Toolkit is missing or not configured.", &["nvidia-container-toolkit not installed or Docker not restarted after configuring it"], "Install and configure the NVIDIA Container Toolkit:", &["sudo nvidia-ctk runtime configure --runtime=docker", "sudo systemctl restart docker"], Severity::Error))
-        },
-    },
-    Signature {
-        id: "dso-mismatch",
-        needle: "does not match DSO version",
-        pattern: None,
-        build: |_, _, _| {
-            Some(simple(
-                "dso-mismatch",
-                "kernel version does not match DSO version",
-                Category::DriverLibraryMismatch,
-                "TensorFlow found a libcuda whose version differs from the kernel module.",
-                &[
-                    "a driver upgrade without reboot",
-                    "a stale libcuda from another driver on the library path",
-                ],
-                "Reboot; remove stale libcuda copies from the library path.",
-                &["sudo reboot"],
-                Severity::Error,
-            ))
-        },
-    },
-    Signature {
-        id: "cuda-unknown",
-        needle: "unknown error",
-        pattern: Some(r"CUDA (?:error: )?unknown error"),
-        build: |_, _, _| {
-            codes::parse("999", &Matrix::default())
-                .and_then(|v| v.into_iter().next())
-                .map(|m| m.key("cuda:999"))
-        },
-    },
-    Signature {
-        id: "kernel-image",
-        needle: "no kernel image is available",
-        pattern: None,
-        build: cuda_text,
-    },
-    Signature {
-        id: "illegal-address",
-        needle: "an illegal memory access was encountered",
-        pattern: None,
-        build: cuda_text,
-    },
-    Signature {
-        id: "device-assert",
-        needle: "device-side assert triggered",
-        pattern: None,
-        build: cuda_text,
-    },
-    Signature {
-        id: "launch-failure",
-        needle: "unspecified launch failure",
-        pattern: None,
-        build: cuda_text,
-    },
-    Signature {
-        id: "no-device",
-        needle: "no CUDA-capable device is detected",
-        pattern: None,
-        build: cuda_text,
-    },
-    Signature {
-        id: "busy",
-        needle: "is/are busy or unavailable",
-        pattern: None,
-        build: cuda_text,
-    },
-    Signature {
-        id: "ptx",
-        needle: "compiled with an unsupported toolchain",
-        pattern: None,
-        build: cuda_text,
-    },
-    Signature {
-        id: "stub",
-        needle: "CUDA driver is a stub library",
-        pattern: None,
-        build: cuda_text,
-    },
-    Signature {
-        id: "compat-hw",
-        needle: "forward compatibility was attempted",
-        pattern: None,
-        build: cuda_text,
-    },
-    Signature {
-        id: "display-driver",
-        needle: "unsupported display driver / cuda driver combination",
-        pattern: None,
-        build: cuda_text,
-    },
-    Signature {
-        id: "ecc",
-        needle: "uncorrectable ECC error encountered",
-        pattern: None,
-        build: cuda_text,
-    },
-    Signature {
-        id: "insufficient-driver",
-        needle: "CUDA driver version is insufficient",
-        pattern: None,
-        build: |_, _, _| {
-            codes::parse("35", &Matrix::default())
-                .and_then(|v| v.into_iter().find(|m| m.kind == "cuda_error"))
-                .map(|m| m.key("cuda:35"))
-        },
-    },
-    Signature {
-        id: "exit-code",
-        needle: "exit code",
-        pattern: Some(r"exit code:? \(?(-?\d+|0[xX][0-9A-Fa-f]+)"),
-        build: exit_code,
-    },
-    Signature {
-        id: "exit-status",
-        needle: "exit status",
-        pattern: Some(r"exit status:? (-?\d+)"),
-        build: exit_code,
-    },
-    Signature {
-        id: "return-code",
-        needle: "return code",
-        pattern: Some(r"return code:? (-?\d+)"),
-        build: exit_code,
-    },
-    Signature {
-        id: "ntstatus-hex",
-        needle: "(0xC",
-        pattern: Some(r"\((0xC[0-9A-Fa-f]{7})\)"),
-        build: exit_code,
-    },
-    Signature {
-        id: "segfault",
-        needle: "Segmentation fault",
-        pattern: None,
-        build: |_, _, _| {
-            codes::parse("139", &Matrix::default())
-                .and_then(|v| v.into_iter().next())
-                .map(|m| m.key("code:139"))
-        },
-    },
-    Signature {
-        id: "aborted",
-        needle: "Aborted (core dumped)",
-        pattern: None,
-        build: |_, _, _| {
-            codes::parse("134", &Matrix::default())
-                .and_then(|v| v.into_iter().next())
-                .map(|m| m.key("code:134"))
-        },
-    },
-    Signature {
-        id: "kernel-log",
-        needle: "NVRM",
-        pattern: None,
-        build: nothing,
-    },
-    Signature {
-        id: "kernel-log-oom",
-        needle: "Killed process",
-        pattern: None,
-        build: |line, _, _| {
-            let mut p = LogParser::new();
-            p.feed(line)
-                .map(|e| kernel_event(&e))
-                .and_then(|v| v.into_iter().next())
-        },
-    },
-    Signature {
-        id: "sxid",
-        needle: "SXid",
-        pattern: None,
-        build: |line, _, _| {
-            let mut p = LogParser::new();
-            p.feed(line)
-                .map(|e| kernel_event(&e))
-                .and_then(|v| v.into_iter().next())
-        },
-    },
-    Signature {
-        id: "aer",
-        needle: "PCIe Bus Error",
-        pattern: None,
-        build: |line, _, _| {
-            let mut p = LogParser::new();
-            p.feed(line)
-                .map(|e| kernel_event(&e))
-                .and_then(|v| v.into_iter().next())
-        },
-    },
-];

@@ -64,33 +64,6 @@ impl Out {
     }
 }
 
-/// Every category of design.md's vocabulary.
-pub const CATEGORIES: [Category; 23] = [
-    Category::DriverMissing,
-    Category::DriverTooOld,
-    Category::DriverLibraryMismatch,
-    Category::ArchUnsupported,
-    Category::CudaRuntimeMismatch,
-    Category::CudnnMismatch,
-    Category::CpuOnlyBuild,
-    Category::FabricManager,
-    Category::ContainerNoGpu,
-    Category::LibraryPathConflict,
-    Category::GpuMemoryExhausted,
-    Category::EccMemory,
-    Category::HardwareFault,
-    Category::DriverFault,
-    Category::ThermalPower,
-    Category::PcieDegraded,
-    Category::Configuration,
-    Category::SmokeFailure,
-    Category::StressFailure,
-    Category::WindowsCrashCode,
-    Category::ApplicationError,
-    Category::ProbeTimeout,
-    Category::MatrixStale,
-];
-
 pub fn render(report: &Report) -> String {
     let mut o = Out::default();
     let r = report;
@@ -121,7 +94,7 @@ pub fn render(report: &Report) -> String {
             t as f64,
         );
     }
-    for c in CATEGORIES {
+    for c in Category::ALL {
         for s in [Severity::Error, Severity::Warning, Severity::Info] {
             let n = r
                 .findings

@@ -1,0 +1,444 @@
+//! The explain catalog: known error signatures as data (`explain-catalog/*.yaml`, embedded at
+//! build time like `compat-matrix/`, replaceable with `--catalog` or `GPUDOCTOR_CATALOG`).
+//!
+//! A signature is recognised by any of its `patterns`: literal fragments matched
+//! case-insensitively and whitespace-tolerantly (both the line and the pattern are lowercased and
+//! every run of whitespace becomes one space), optionally narrowed by a `regex` (on the same
+//! normalised line) and vetoed by `unless` fragments. What an `enrich`er extracts (sizes,
+//! versions, sm_XX, codes) sharpens the answer when present and is never required: without it
+//! the catalog's own text stands. `rank` orders causes in a pasted text: a root cause (an Xid, a
+//! driver mismatch) leads its consequences (a CUDA error, "CUDA kernel errors might be
+//! asynchronously reported").
+
+use std::collections::HashSet;
+
+use aho_corasick::{AhoCorasick, MatchKind};
+use regex::Regex;
+use serde::Deserialize;
+use serde_saphyr::Spanned;
+
+use crate::report::{Category, Fix, Severity};
+
+pub const CATALOG_SCHEMA: &str = "gpudoctor.explain-catalog/1";
+
+/// The catalog files built into the binary.
+const EMBEDDED: &[(&str, &str)] = &[(
+    "explain-catalog/signatures.yaml",
+    include_str!("../../explain-catalog/signatures.yaml"),
+)];
+
+/// The enrichers a signature may name (the Rust that computes: src/explain/signatures.rs).
+pub const ENRICHERS: &[&str] = &[
+    "torch_oom",
+    "driver_too_old",
+    "sm_incompatible",
+    "cudnn_loaded",
+    "missing_library",
+    "nccl",
+    "exit_code",
+    "cuda_text",
+    "cuda_code",
+    "kernel_log",
+    "xid",
+    "nvml_code",
+];
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CatalogFile {
+    schema: String,
+    version: String,
+    signatures: Vec<Spanned<SignatureSpec>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FixSpec {
+    text: String,
+    #[serde(default)]
+    commands: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Example {
+    pub source: String,
+    pub text: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SignatureSpec {
+    id: String,
+    category: String,
+    name: String,
+    #[serde(default = "default_rank")]
+    rank: u8,
+    #[serde(default)]
+    severity: Option<String>,
+    #[serde(default)]
+    ambiguous: bool,
+    #[serde(default)]
+    also: Vec<String>,
+    patterns: Vec<String>,
+    #[serde(default)]
+    regex: Option<String>,
+    #[serde(default)]
+    unless: Vec<String>,
+    #[serde(default)]
+    enrich: Option<String>,
+    meaning: String,
+    #[serde(default)]
+    causes: Vec<String>,
+    #[serde(default)]
+    tell_apart: Vec<String>,
+    fix: FixSpec,
+    sources: Vec<String>,
+    examples: Vec<Example>,
+}
+
+fn default_rank() -> u8 {
+    50
+}
+
+/// One signature, validated.
+#[derive(Debug)]
+pub struct Signature {
+    pub id: String,
+    pub category: Category,
+    pub name: String,
+    pub rank: u8,
+    pub severity: Severity,
+    pub ambiguous: bool,
+    /// For an ambiguous symptom: the categories of its less common causes.
+    pub also: Vec<Category>,
+    pub patterns: Vec<String>,
+    pub regex: Option<Regex>,
+    pub unless: Vec<String>,
+    pub enrich: Option<String>,
+    pub meaning: String,
+    pub causes: Vec<String>,
+    pub tell_apart: Vec<String>,
+    pub fix: Fix,
+    pub sources: Vec<String>,
+    pub examples: Vec<Example>,
+    /// Where it was read ("explain-catalog/signatures.yaml:120").
+    pub at: String,
+}
+
+/// The whole catalog with its matcher.
+#[derive(Debug)]
+pub struct Catalog {
+    pub version: String,
+    pub source: String,
+    pub signatures: Vec<Signature>,
+    /// Over every normalised pattern; `owner[i]` is pattern i's signature.
+    automaton: AhoCorasick,
+    owner: Vec<usize>,
+}
+
+/// Lowercases and collapses whitespace (and typographic quotes) so that "CUDA  out of\tmemory"
+/// and "cuda out of memory" are the same text.
+pub fn normalise(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut space = false;
+    for c in s.chars() {
+        let c = match c {
+            '\u{2018}' | '\u{2019}' | '`' => '\'',
+            '\u{201c}' | '\u{201d}' => '"',
+            c => c,
+        };
+        if c.is_whitespace() {
+            space = true;
+            continue;
+        }
+        if space && !out.is_empty() {
+            out.push(' ');
+        }
+        space = false;
+        out.extend(c.to_lowercase());
+    }
+    out
+}
+
+fn category(s: &str) -> Option<Category> {
+    Category::ALL
+        .into_iter()
+        .find(|c| c.as_str() == s && *c != Category::MatrixStale)
+}
+
+impl Catalog {
+    /// The catalog built into the binary.
+    pub fn embedded() -> Result<Catalog, Vec<String>> {
+        Catalog::from_texts(
+            "embedded",
+            EMBEDDED.iter().map(|(n, t)| (n.to_string(), t.to_string())),
+        )
+    }
+
+    /// A catalog file (or a directory of `*.yaml` files) given by the user.
+    pub fn load(path: &std::path::Path) -> Result<Catalog, Vec<String>> {
+        let mut files = Vec::new();
+        if path.is_dir() {
+            let rd =
+                std::fs::read_dir(path).map_err(|e| vec![format!("{}: {e}", path.display())])?;
+            let mut names: Vec<_> = rd
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "yaml" || x == "yml"))
+                .collect();
+            names.sort();
+            for p in names {
+                let t = crate::userfile::read(&p, "the explain catalog").map_err(|e| vec![e])?;
+                files.push((p.display().to_string(), t));
+            }
+            if files.is_empty() {
+                return Err(vec![format!(
+                    "{}: no .yaml files in this directory",
+                    path.display()
+                )]);
+            }
+        } else {
+            let t = crate::userfile::read(path, "the explain catalog").map_err(|e| vec![e])?;
+            files.push((path.display().to_string(), t));
+        }
+        Catalog::from_texts(&path.display().to_string(), files.into_iter())
+    }
+
+    fn from_texts(
+        source: &str,
+        files: impl Iterator<Item = (String, String)>,
+    ) -> Result<Catalog, Vec<String>> {
+        let mut errors = Vec::new();
+        let mut sigs = Vec::new();
+        let mut version = String::new();
+        let mut ids = HashSet::new();
+        for (name, text) in files {
+            let file: CatalogFile = match serde_saphyr::from_str(&text) {
+                Ok(f) => f,
+                Err(e) => {
+                    let msg = e.to_string();
+                    let first = msg
+                        .lines()
+                        .next()
+                        .unwrap_or("")
+                        .trim_start_matches("error: ");
+                    let at = first
+                        .strip_prefix("line ")
+                        .and_then(|r| {
+                            let (l, rest) = r.split_once(" column ")?;
+                            let (c, rest) = rest.split_once(": ")?;
+                            Some(format!("{name}:{l}:{c}: {rest}"))
+                        })
+                        .unwrap_or_else(|| format!("{name}: {first}"));
+                    errors.push(crate::sanitize::clean_line(&at, 600));
+                    continue;
+                }
+            };
+            if file.schema != CATALOG_SCHEMA {
+                errors.push(format!(
+                    "{name}: schema is {:?}; this gpudoctor reads {CATALOG_SCHEMA:?}",
+                    file.schema
+                ));
+                continue;
+            }
+            version = file.version;
+            for s in file.signatures {
+                let at = format!("{name}:{}", s.referenced.line());
+                match validate(s.value, &at) {
+                    Ok(sig) => {
+                        if !ids.insert(sig.id.clone()) {
+                            errors.push(format!("{at}: signature id {:?} is used twice", sig.id));
+                        }
+                        sigs.push(sig);
+                    }
+                    Err(e) => errors.extend(e),
+                }
+            }
+        }
+        if !errors.is_empty() {
+            return Err(errors);
+        }
+        let mut pats = Vec::new();
+        let mut owner = Vec::new();
+        for (i, s) in sigs.iter().enumerate() {
+            for p in &s.patterns {
+                pats.push(p.clone());
+                owner.push(i);
+            }
+        }
+        let automaton = AhoCorasick::builder()
+            .match_kind(MatchKind::Standard)
+            .build(&pats)
+            .map_err(|e| vec![format!("{source}: {e}")])?;
+        Ok(Catalog {
+            version,
+            source: source.to_string(),
+            signatures: sigs,
+            automaton,
+            owner,
+        })
+    }
+
+    /// The signatures a line matches (indexes into `signatures`), in catalog order.
+    pub fn matches(&self, line: &str) -> Vec<usize> {
+        let n = normalise(line);
+        self.matches_normalised(&n)
+    }
+
+    /// [`Catalog::matches`] of a line already normalised.
+    pub fn matches_normalised(&self, n: &str) -> Vec<usize> {
+        let mut hit: Vec<usize> = self
+            .automaton
+            .find_overlapping_iter(n)
+            .filter_map(|m| self.owner.get(m.pattern().as_usize()).copied())
+            .collect();
+        hit.sort_unstable();
+        hit.dedup();
+        hit.retain(|&i| {
+            let Some(s) = self.signatures.get(i) else {
+                return false;
+            };
+            if s.unless.iter().any(|u| n.contains(u.as_str())) {
+                return false;
+            }
+            s.regex.as_ref().is_none_or(|r| r.is_match(n))
+        });
+        hit
+    }
+
+    /// The literals a log scanner looks for case-insensitively in raw bytes before it normalises
+    /// a line: each pattern's longest run without spaces when that run has 6 bytes or more (so a
+    /// double space in the log cannot hide the pattern), else the whole pattern (a short word such
+    /// as "loss" alone would make every training line a candidate).
+    pub fn prefilter_words(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .signatures
+            .iter()
+            .flat_map(|s| s.patterns.iter())
+            .map(|p| {
+                p.split(' ')
+                    .max_by_key(|w| w.len())
+                    .filter(|w| w.len() >= 6)
+                    .unwrap_or(p)
+                    .to_string()
+            })
+            .collect();
+        out.sort();
+        out.dedup();
+        out
+    }
+}
+
+fn validate(s: SignatureSpec, at: &str) -> Result<Signature, Vec<String>> {
+    let mut errors = Vec::new();
+    let id = s.id.clone();
+    let here = |what: String| format!("{at}: signature {id:?}: {what}");
+    let cat = category(&s.category);
+    if cat.is_none() {
+        errors.push(here(format!(
+            "unknown category {:?} (design.md lists them)",
+            s.category
+        )));
+    }
+    let mut also = Vec::new();
+    for a in &s.also {
+        match category(a) {
+            Some(c) => also.push(c),
+            None => errors.push(here(format!("unknown category {a:?} in also"))),
+        }
+    }
+    if !also.is_empty() && (!s.ambiguous || s.tell_apart.is_empty()) {
+        errors.push(here(
+            "`also` is for ambiguous signatures with `tell_apart`".into(),
+        ));
+    }
+    let severity = match s.severity.as_deref() {
+        None | Some("error") => Severity::Error,
+        Some("warning") => Severity::Warning,
+        Some("info") => Severity::Info,
+        Some(o) => {
+            errors.push(here(format!(
+                "severity {o:?} is not error, warning or info"
+            )));
+            Severity::Error
+        }
+    };
+    let patterns: Vec<String> = s.patterns.iter().map(|p| normalise(p)).collect();
+    if patterns.is_empty() || patterns.iter().any(|p| p.len() < 3) {
+        errors.push(here(
+            "needs at least one pattern, each of 3 characters or more".into(),
+        ));
+    }
+    let regex = match s.regex.as_deref().map(Regex::new) {
+        None => None,
+        Some(Ok(r)) => Some(r),
+        Some(Err(e)) => {
+            errors.push(here(format!(
+                "bad regex: {}",
+                crate::sanitize::clean_line(&e.to_string(), 200)
+            )));
+            None
+        }
+    };
+    if let Some(e) = &s.enrich {
+        if !ENRICHERS.contains(&e.as_str()) {
+            errors.push(here(format!(
+                "unknown enricher {e:?} (known: {})",
+                ENRICHERS.join(", ")
+            )));
+        }
+    }
+    if s.sources.is_empty() || s.sources.iter().any(|u| !u.starts_with("https://")) {
+        errors.push(here("needs at least one https:// source".into()));
+    }
+    if s.examples.is_empty() {
+        errors.push(here(
+            "needs at least one real example text with its source".into(),
+        ));
+    }
+    for e in &s.examples {
+        if !e.source.starts_with("https://") {
+            errors.push(here(format!(
+                "example source {:?} is not an https:// URL",
+                e.source
+            )));
+        }
+    }
+    if s.meaning.trim().is_empty() || s.fix.text.trim().is_empty() {
+        errors.push(here("needs a meaning and a fix".into()));
+    }
+    let Some(category) = cat else {
+        return Err(errors);
+    };
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    Ok(Signature {
+        id: s.id,
+        category,
+        name: s.name,
+        rank: s.rank,
+        severity,
+        ambiguous: s.ambiguous,
+        also,
+        patterns,
+        regex,
+        unless: s.unless.iter().map(|u| normalise(u)).collect(),
+        enrich: s.enrich,
+        meaning: s.meaning,
+        causes: s.causes,
+        tell_apart: s.tell_apart,
+        fix: Fix {
+            text: s.fix.text,
+            commands: s.fix.commands,
+        },
+        sources: s.sources,
+        examples: s.examples,
+        at: at.to_string(),
+    })
+}
+
+#[cfg(test)]
+#[path = "catalog_tests.rs"]
+mod tests;
