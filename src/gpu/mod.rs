@@ -1,13 +1,14 @@
 //! GPU work: the smoke tests of `check` (and, later, `stress`) run through a narrow backend trait.
 //!
 //! [`Backend`] and [`Device`] are the only way GPU code reaches a GPU. The real one,
-//! [`cuda::CudaBackend`], calls the CUDA driver API through cudarc with our own PTX
+//! [`cuda::CudaBackend`], calls the CUDA driver API ([`cudadrv`]) with our own PTX
 //! ([`SMOKE_PTX`]); tests drive the same runners with a backend that fails where they ask. The
 //! runners check every result on the host and turn what happened into plain snapshot data
 //! ([`crate::snapshot::SmokeRun`]), which rules judge like any other fact.
 
 pub mod cublas;
 pub mod cuda;
+pub mod cudadrv;
 pub mod sim;
 pub mod smoke;
 pub mod stress;

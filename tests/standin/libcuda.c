@@ -3,6 +3,8 @@
  *   STANDIN_CUDA_VERSION   cuDriverGetVersion's answer (default 12080), or "hang"
  *   STANDIN_CUINIT         "hang" (never returns), "segv" (crashes), or a CUresult to return
  *   STANDIN_DEVICE_COUNT   cuDeviceGetCount's answer (default 1)
+ * Built with -DSTANDIN_STUB it is a CUDA toolkit's link stub (lib64/stubs/libcuda.so): every
+ * call answers CUDA_ERROR_STUB_LIBRARY (34).
  * Only the entry points gpudoctor calls before a device is opened exist; a missing symbol is
  * itself a fault gpudoctor must survive (cudarc panics on it). */
 #include <stdlib.h>
@@ -16,6 +18,10 @@ static int env_int(const char *name, int dflt) {
 }
 
 CUresult cuDriverGetVersion(int *v) {
+#ifdef STANDIN_STUB
+    *v = 0;
+    return 34;
+#endif
     const char *m = getenv("STANDIN_CUDA_VERSION");
     if (m && m[0] == 'h') {
         for (;;) sleep(1000);
@@ -26,6 +32,9 @@ CUresult cuDriverGetVersion(int *v) {
 
 CUresult cuInit(unsigned int flags) {
     (void)flags;
+#ifdef STANDIN_STUB
+    return 34;
+#endif
     const char *m = getenv("STANDIN_CUINIT");
     if (m && m[0] == 'h') {
         for (;;) sleep(1000);
