@@ -842,6 +842,10 @@ pub struct SmokeGpu {
     /// "9.0".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compute_capability: Option<String>,
+    /// The UUID the cuDNN step selects the device by (`CUDA_VISIBLE_DEVICES`): "GPU-…", or
+    /// "MIG-…" for a MIG instance.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uuid: Option<String>,
     pub steps: Vec<SmokeStep>,
     /// Host to device copy rate with pinned memory, GB/s (10^9 bytes per second).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -207,3 +207,30 @@ fn a_stub_answer_from_cuinit_gives_the_stub_finding() {
     let s = common::finding(&v, "libs.stub-libcuda");
     assert_eq!(s["severity"], "error", "{s:#}");
 }
+
+/// The UUID the smoke tests record (and give the cuDNN step as CUDA_VISIBLE_DEVICES) for a
+/// stand-in built with `defines`.
+fn smoke_uuid(defines: &[&str]) -> serde_json::Value {
+    let d = tempfile::tempdir().unwrap();
+    common::build_standin("libcuda.c", d.path(), "libcuda.so.1", defines);
+    let (_, v, _) = check(d.path(), &[], "5");
+    let gpu = &v["snapshot"]["smoke"]["value"]["gpus"][0];
+    assert_eq!(gpu["steps"][0]["status"], "passed", "{gpu:#}");
+    gpu["uuid"].clone()
+}
+
+/// A MIG instance: cuDeviceGetUuid (v1) names the parent GPU, which in CUDA_VISIBLE_DEVICES
+/// selects nothing inside a MIG-partitioned GPU; the instance's own UUID comes from
+/// cuDeviceGetUuid_v2. Without v2 (drivers before R470) v1's answer is all there is.
+#[test]
+fn a_mig_instance_is_named_by_its_own_uuid() {
+    assert_eq!(
+        smoke_uuid(&["-DSTANDIN_MIG"]),
+        "MIG-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee"
+    );
+    assert_eq!(smoke_uuid(&[]), "GPU-11111111-2222-3333-4444-555555555555");
+    assert_eq!(
+        smoke_uuid(&["-DSTANDIN_MIG", "-DSTANDIN_NO_UUID_V2"]),
+        "GPU-11111111-2222-3333-4444-555555555555"
+    );
+}

@@ -697,20 +697,38 @@ impl Drop for CudaDevice {
     }
 }
 
-/// The device's UUID as nvidia-smi prints it (`cuDeviceGetUuid`).
+/// The device's UUID as nvidia-smi and `CUDA_VISIBLE_DEVICES` name it.
+///
+/// `cuDeviceGetUuid` (v1) gives a MIG instance its parent GPU's UUID, which in
+/// `CUDA_VISIBLE_DEVICES` selects no device inside a MIG-partitioned GPU; `cuDeviceGetUuid_v2`
+/// (CUDA 11.4 drivers, R470 on) gives the instance its own. v2 is called only when the driver
+/// exports it (R450/R460 do not), and an answer that differs from v1's is a MIG instance
+/// ("MIG-…", the form nvidia-smi -L prints from R470; NVIDIA MIG User Guide, "CUDA Device
+/// Enumeration").
 fn device_uuid(drv: &Driver, dev: CuDevice) -> Result<String, GpuCallError> {
-    let mut u = [0 as c_char; 16];
-    // SAFETY: CUuuid is 16 bytes; a plain out-parameter.
-    unsafe {
-        cu!(
-            drv,
-            "cuDeviceGetUuid",
-            fn(*mut c_char, CuDevice),
-            u.as_mut_ptr(),
-            dev
-        )?
+    let read = |sym: &'static str| -> Result<[c_char; 16], GpuCallError> {
+        let mut u = [0 as c_char; 16];
+        // SAFETY: both versions take a 16-byte CUuuid out-parameter and a device.
+        let f: unsafe extern "C" fn(*mut c_char, CuDevice) -> c_int = unsafe { drv.sym(sym)? };
+        // SAFETY: as above.
+        drv.check(sym, unsafe { f(u.as_mut_ptr(), dev) })?;
+        Ok(u)
     };
-    Ok(uuid_text(&u))
+    let v1 = read("cuDeviceGetUuid")?;
+    let v2 = if drv.has("cuDeviceGetUuid_v2") {
+        read("cuDeviceGetUuid_v2").ok()
+    } else {
+        None
+    };
+    Ok(uuid_name(&v1, v2.as_ref()))
+}
+
+/// "GPU-…" from v1's bytes, or "MIG-…" from v2's when they differ (a MIG instance).
+pub fn uuid_name(v1: &[c_char; 16], v2: Option<&[c_char; 16]>) -> String {
+    match v2 {
+        Some(u) if u != v1 => format!("MIG-{}", uuid_text(u)),
+        _ => format!("GPU-{}", uuid_text(v1)),
+    }
 }
 
 /// GB/s (10^9 bytes per second) from bytes and milliseconds.
@@ -739,12 +757,12 @@ pub fn nvml_bus_id(s: &str) -> String {
     }
 }
 
-/// "GPU-" and the 16 bytes in the 8-4-4-4-12 form nvidia-smi prints.
-fn uuid_text(b: &[std::ffi::c_char; 16]) -> String {
+/// The 16 bytes in the 8-4-4-4-12 form nvidia-smi prints.
+fn uuid_text(b: &[c_char; 16]) -> String {
     let hex: Vec<String> = b.iter().map(|x| format!("{:02x}", *x as u8)).collect();
     let j = |r: std::ops::Range<usize>| hex.get(r).map(|s| s.concat()).unwrap_or_default();
     format!(
-        "GPU-{}-{}-{}-{}-{}",
+        "{}-{}-{}-{}-{}",
         j(0..4),
         j(4..6),
         j(6..8),

@@ -280,6 +280,7 @@ fn gpu_steps(
         g.index = index;
         g.name = Some(info.name.clone());
         g.pci_bus_id = info.pci_bus_id.clone();
+        g.uuid = info.uuid.clone();
         g.compute_capability = Some(format!(
             "{}.{}",
             info.compute_capability.0, info.compute_capability.1
