@@ -571,10 +571,14 @@ fn stress(a: StressArgs) -> Output {
             "the duration must be more than 0 and at most 7 days (got {seconds} s): use --minutes N or --seconds N"
         ));
     }
-    if !(a.memory_fraction.is_finite() && (0.1..=1.0).contains(&a.memory_fraction)) {
+    if !(a.memory_fraction.is_finite()
+        && (0.1..=st::MAX_MEMORY_FRACTION).contains(&a.memory_fraction))
+    {
         return Output::tool_error(format!(
-            "--memory-fraction must be between 0.1 and 1 (got {})",
-            a.memory_fraction
+            "--memory-fraction must be between 0.1 and {max} (got {}): the last {}% of the free memory is left for the driver and cuBLAS (kernels loaded at first use under CUDA's lazy loading, cuBLAS's workspace), which would otherwise fail with out-of-memory mid-run; {max} is the default",
+            a.memory_fraction,
+            ((1.0 - st::MAX_MEMORY_FRACTION) * 100.0).round(),
+            max = st::MAX_MEMORY_FRACTION,
         ));
     }
     let mut tests = (false, false);

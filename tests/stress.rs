@@ -109,6 +109,35 @@ fn a_healthy_run_covers_the_memory_and_checks_every_result() {
     );
 }
 
+/// Every kernel is loaded before the memory test takes 97 % of the free memory: the simulated
+/// GPU loads kernels lazily (as CUDA 12.2+ does by default), each taking device memory, so a
+/// kernel first used after the fill (mem_fill, fma_burn, ...) failed with out-of-memory.
+#[test]
+fn kernels_are_loaded_before_the_memory_is_taken() {
+    let (r, _) = run(sim(1, 4, ""), &opts(1.0));
+    let g = &r.gpus[0];
+    assert!(g.failure.is_none(), "{:?}", g.failure);
+    assert!(g.compute_launches >= 1, "{g:?}");
+    // Memory steps ran after the fill (a whole round may not fit in a second under load).
+    assert!(g.tested_bytes > 0 && g.memory_gbps.is_some(), "{g:?}");
+}
+
+/// `--memory-fraction` above the cap is refused with the reason, not run into out-of-memory.
+#[test]
+fn a_memory_fraction_above_the_cap_says_why() {
+    let out = bin()
+        .env("GPUDOCTOR_SIM_GPUS", "1")
+        .args(["stress", "--seconds", "1", "--memory-fraction", "0.99"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("between 0.1 and 0.97") && err.contains("lazy loading"),
+        "{err}"
+    );
+}
+
 #[test]
 fn a_stuck_bit_is_found_with_its_address() {
     let mut o = opts(1.5);
@@ -498,6 +527,7 @@ fn bad_arguments_exit_2() {
         vec!["stress", "--seconds", "0"],
         vec!["stress", "--minutes", "-1"],
         vec!["stress", "--memory-fraction", "1.5"],
+        vec!["stress", "--memory-fraction", "1.0"],
         vec!["stress", "--tests", "memory,disk"],
         vec!["stress", "--inject-faults", "5000"],
         vec!["stress", "--minutes", "1", "--seconds", "5"],

@@ -230,6 +230,42 @@ impl CudaDevice {
         unsafe { cu!(self.drv, "cuCtxSetCurrent", fn(sys::CUcontext), self.ctx) }
     }
 
+    /// The kernel `kernel` of the loaded modules, looked up once (`cuModuleGetFunction`, which
+    /// under lazy loading is also when the driver loads it onto the GPU).
+    fn function(&mut self, kernel: &str) -> Result<sys::CUfunction, GpuCallError> {
+        if let Some(f) = self.functions.get(kernel) {
+            return Ok(*f);
+        }
+        let name = CString::new(kernel).unwrap_or_default();
+        let mut last = Err(GpuCallError {
+            call: "cuModuleGetFunction".into(),
+            code: None,
+            name: String::new(),
+            message: format!("no module loaded has a kernel named {kernel}"),
+        });
+        for module in &self.modules {
+            let mut f: sys::CUfunction = std::ptr::null_mut();
+            // SAFETY: module is loaded; name is NUL-terminated.
+            last = (|| unsafe {
+                cu!(
+                    self.drv,
+                    "cuModuleGetFunction",
+                    fn(*mut sys::CUfunction, sys::CUmodule, *const c_char),
+                    &mut f,
+                    *module,
+                    name.as_ptr()
+                )
+            })()
+            .map(|_| f);
+            if last.is_ok() {
+                break;
+            }
+        }
+        let f = last?;
+        self.functions.insert(kernel.to_string(), f);
+        Ok(f)
+    }
+
     /// Times `f` (work queued on the null stream) with events; milliseconds.
     fn timed(
         &self,
@@ -485,6 +521,14 @@ impl Device for CudaDevice {
         Ok(())
     }
 
+    fn load_kernels(&mut self, names: &[&str]) -> Result<(), GpuCallError> {
+        self.current()?;
+        for k in names {
+            self.function(k)?;
+        }
+        Ok(())
+    }
+
     fn launch(
         &mut self,
         kernel: &str,
@@ -493,39 +537,7 @@ impl Device for CudaDevice {
         args: &[Arg],
     ) -> Result<f64, GpuCallError> {
         self.current()?;
-        let f = match self.functions.get(kernel) {
-            Some(f) => *f,
-            None => {
-                let name = CString::new(kernel).unwrap_or_default();
-                let mut last = Err(GpuCallError {
-                    call: "cuModuleGetFunction".into(),
-                    code: None,
-                    name: String::new(),
-                    message: format!("no module loaded has a kernel named {kernel}"),
-                });
-                for module in &self.modules {
-                    let mut f: sys::CUfunction = std::ptr::null_mut();
-                    // SAFETY: module is loaded; name is NUL-terminated.
-                    last = (|| unsafe {
-                        cu!(
-                            self.drv,
-                            "cuModuleGetFunction",
-                            fn(*mut sys::CUfunction, sys::CUmodule, *const c_char),
-                            &mut f,
-                            *module,
-                            name.as_ptr()
-                        )
-                    })()
-                    .map(|_| f);
-                    if last.is_ok() {
-                        break;
-                    }
-                }
-                let f = last?;
-                self.functions.insert(kernel.to_string(), f);
-                f
-            }
-        };
+        let f = self.function(kernel)?;
         // Each argument in its own 8-byte slot; the driver reads as many bytes as the
         // kernel's parameter has (4 for u32/f32: the low bytes on little-endian machines).
         let mut slots: Vec<u64> = args

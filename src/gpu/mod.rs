@@ -83,6 +83,15 @@ pub trait Device {
     /// Loads a PTX module (JIT-compiled by the driver); its kernels can then be launched. Modules
     /// loaded earlier stay loaded.
     fn load_module(&mut self, ptx: &str) -> Result<(), GpuCallError>;
+    /// Loads the named kernels of the loaded modules onto the GPU now. With lazy loading
+    /// (`CUDA_MODULE_LOADING=LAZY`, the default from CUDA 12.2) the driver loads a kernel at
+    /// `cuModuleGetFunction`, which needs device memory; after the memory test has taken the
+    /// free memory, that can fail with CUDA_ERROR_OUT_OF_MEMORY (CUDA C++ Programming Guide,
+    /// "Lazy Loading", "Possible issues: allocators"). The default does nothing.
+    fn load_kernels(&mut self, names: &[&str]) -> Result<(), GpuCallError> {
+        let _ = names;
+        Ok(())
+    }
     /// Launches `kernel` of the loaded module on a 1-D grid and waits; returns milliseconds.
     fn launch(
         &mut self,

@@ -103,7 +103,15 @@ pub struct SimDevice {
     gemm_runs: u32,
     /// fma_burn's expected results for the last iteration count asked for.
     fma_cache: Option<(u32, Vec<f32>)>,
+    /// Kernels loaded onto the simulated GPU (lazy loading: at first use or `load_kernels`).
+    loaded: std::collections::HashSet<String>,
 }
+
+/// Device memory a kernel takes when it is loaded, as under lazy loading
+/// (`CUDA_MODULE_LOADING=LAZY`): a kernel first used after the memory is full fails with
+/// CUDA_ERROR_OUT_OF_MEMORY. The size is a model, chosen so that on a 4 MiB simulated GPU the
+/// five kernels `stress` first launches after its fill do not fit in the 3 % it leaves.
+pub const SIM_KERNEL_BYTES: u64 = 32 << 10;
 
 fn oom(call: &str) -> GpuCallError {
     GpuCallError {
@@ -140,6 +148,7 @@ impl SimDevice {
             faults,
             gemm_runs: 0,
             fma_cache: None,
+            loaded: std::collections::HashSet::new(),
         }
     }
     fn buf(&mut self, b: Option<&Arg>) -> Result<&mut Vec<u8>, GpuCallError> {
@@ -150,6 +159,21 @@ impl SimDevice {
                 .ok_or_else(|| bad_arg("cuLaunchKernel", "unknown pointer")),
             _ => Err(bad_arg("cuLaunchKernel", "not a pointer")),
         }
+    }
+    /// Loads a kernel (once), taking [`SIM_KERNEL_BYTES`] of device memory.
+    fn load_kernel(&mut self, k: &str) -> Result<(), GpuCallError> {
+        if self.loaded.contains(k) {
+            return Ok(());
+        }
+        if self.used + SIM_KERNEL_BYTES > self.info.total_bytes {
+            return Err(GpuCallError {
+                message: format!("out of memory loading kernel {k} (lazy loading)"),
+                ..oom("cuModuleGetFunction")
+            });
+        }
+        self.used += SIM_KERNEL_BYTES;
+        self.loaded.insert(k.to_string());
+        Ok(())
     }
     fn word(v: &[u8], i: usize) -> u32 {
         v.get(i * 4..i * 4 + 4)
@@ -245,6 +269,12 @@ impl Device for SimDevice {
     fn load_module(&mut self, _ptx: &str) -> Result<(), GpuCallError> {
         Ok(())
     }
+    fn load_kernels(&mut self, names: &[&str]) -> Result<(), GpuCallError> {
+        for k in names {
+            self.load_kernel(k)?;
+        }
+        Ok(())
+    }
     fn launch(
         &mut self,
         kernel: &str,
@@ -252,6 +282,7 @@ impl Device for SimDevice {
         block: u32,
         args: &[Arg],
     ) -> Result<f64, GpuCallError> {
+        self.load_kernel(kernel)?;
         if self.faults.slow {
             std::thread::sleep(Duration::from_millis(50));
         }

@@ -30,6 +30,22 @@ pub const KEEP_ERRORS: usize = 64;
 pub const FMA_ITERS: u32 = 8192;
 /// gpu-burn's fp32 tolerance between GEMM results (anchors.md §2).
 pub const GEMM_TOLERANCE: f32 = 1e-3;
+/// The most of the free memory the memory test may take (`--memory-fraction`). The rest is
+/// for what the driver and cuBLAS allocate while the test runs: the context's own growth,
+/// cuBLAS's workspace, and kernels loaded at first use under lazy loading
+/// (`CUDA_MODULE_LOADING=LAZY`, the default from CUDA 12.2; CUDA C++ Programming Guide, "Lazy
+/// Loading"). 3 % is 2.4 GB of an 80 GB GPU; the default fraction is this cap, which with the
+/// compute buffers still covers the 95 % of free memory the design asks for.
+pub const MAX_MEMORY_FRACTION: f64 = 0.97;
+/// Every kernel `stress` launches, loaded before the memory is taken.
+pub const KERNELS: [&str; 6] = [
+    "copy_v4",
+    "mem_fill",
+    "mem_check",
+    "mem_flip",
+    "fma_burn",
+    "cmp_f32",
+];
 
 /// The value of word `i` in a pattern (the host twin of the PTX; see stress.ptx).
 pub fn pattern_value(mode: u32, i: u64, a: u32) -> u32 {
@@ -603,9 +619,12 @@ fn stress_device(
     blas: bool,
     tx: &mpsc::Sender<Event>,
 ) -> Result<(), GpuCallError> {
-    let (free0, _total) = dev.mem_info()?;
     dev.load_module(STRESS_PTX)?;
     dev.load_module(SMOKE_PTX)?;
+    // Every kernel onto the GPU before the memory test takes the free memory: under lazy
+    // loading a kernel first used later would need memory that is no longer there.
+    dev.load_kernels(&KERNELS)?;
+    let (free0, _total) = dev.mem_info()?;
     let sms = dev.info().multiprocessors.max(1);
     let grid = sms * 8;
     // The reference: device-to-device copy rate, measured here.
