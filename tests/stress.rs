@@ -156,6 +156,52 @@ fn a_stuck_bit_is_found_with_its_address() {
         .any(|e| matches!(e, Event::MemoryErrors { .. })));
 }
 
+/// A memory error says which allocation chunk it is in and where in that chunk: with memory
+/// in several chunks, the same offset in two chunks is two different words.
+#[test]
+fn a_memory_error_names_its_chunk() {
+    let mut o = opts(1.5);
+    o.compute = false;
+    let (r, _) = run(sim(1, 8, "stuck-bit,fragmented"), &o);
+    let g = &r.gpus[0];
+    let chunks: std::collections::BTreeSet<u32> =
+        g.first_memory_errors.iter().map(|e| e.chunk).collect();
+    assert!(chunks.len() >= 2, "{:?}", g.first_memory_errors);
+    for e in &g.first_memory_errors {
+        assert_eq!(e.offset, 400, "{e:?}");
+        assert!(e.chunk_bytes > 400 && e.chunk_bytes <= 2 << 20, "{e:?}");
+    }
+}
+
+/// Each moving inversion writes the complement of its pattern, word for word; the random one
+/// used to write a second random pattern instead.
+#[test]
+fn every_inversion_writes_the_complement() {
+    for r in 0..40 {
+        let steps = round_steps(r);
+        for s in steps.chunks(3) {
+            let (
+                MemStep::Fill { mode, a },
+                MemStep::Check {
+                    then: Some((tm, ta)),
+                    ..
+                },
+            ) = (s[0].1, s[1].1)
+            else {
+                panic!("not fill, check-and-rewrite: {s:?}");
+            };
+            for i in [0u64, 1, 2, 77, 1 << 20, (3 << 32) | 9] {
+                assert_eq!(
+                    pattern_value(tm, i, ta),
+                    !pattern_value(mode, i, a),
+                    "round {r}, {}, word {i}",
+                    s[0].0
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn every_injected_flip_is_reported() {
     let mut o = opts(1.0);
@@ -621,4 +667,23 @@ fn every_gemm_type_runs_and_is_compared() {
     assert!(g.hgemm_gflops.is_some() && g.bf16_gflops.is_some());
     assert!(g.gemm_launches >= 3, "{g:?}");
     assert_eq!(g.gemm_errors, 1, "one element of one fp16 result");
+}
+
+/// The FMA burn's values keep their size (Minsky's circle map has determinant 1): finite,
+/// bounded, different per thread class, and changed by more steps.
+#[test]
+fn the_fma_burn_values_stay_bounded() {
+    let v = stress::fma_burn_expected(stress::FMA_ITERS);
+    assert_eq!(v.len(), 64);
+    for x in &v {
+        assert!(x.is_finite() && x.abs() < 1000.0, "{v:?}");
+    }
+    let distinct: std::collections::HashSet<u32> = v.iter().map(|x| x.to_bits()).collect();
+    assert!(distinct.len() > 32, "{v:?}");
+    assert_ne!(v, stress::fma_burn_expected(stress::FMA_ITERS + 4));
+    assert_eq!(
+        stress::fma_burn_expected(10),
+        stress::fma_burn_expected(8),
+        "the kernel runs iters & !3 steps"
+    );
 }

@@ -4,7 +4,7 @@
 //! without a GPU. Chosen with the hidden variable `GPUDOCTOR_SIM_GPUS=N`; faults with
 //! `GPUDOCTOR_SIM_FAULTS` (comma-separated): `stuck-bit` (one memory bit reads back flipped),
 //! `bad-fma` (one FMA thread class computes wrong), `bad-gemm` (one element of the fifth GEMM differs),
-//! `slow` (each kernel takes 50 ms), `maxwell` (no fp16/bf16 GemmEx), `noxid` (GPU 0's Xid events not watchable), `xidN` such as `xid79` (Xid N reported once by the simulated watch). Each simulated
+//! `slow` (each kernel takes 50 ms), `maxwell` (no fp16/bf16 GemmEx), `fragmented` (no allocation over 2 MiB), `noxid` (GPU 0's Xid events not watchable), `xidN` such as `xid79` (Xid N reported once by the simulated watch). Each simulated
 //! GPU has `GPUDOCTOR_SIM_MEM_MIB` MiB of memory (default 16).
 
 use std::collections::HashMap;
@@ -28,6 +28,9 @@ pub struct SimFaults {
     pub xid: Option<u64>,
     /// `noxid`: GPU 0's Xid events cannot be watched (as on a GPU whose driver offers none).
     pub noxid: bool,
+    /// `fragmented`: an allocation over 2 MiB fails with out-of-memory (fragmented memory), so
+    /// the memory test holds many small chunks.
+    pub fragmented: bool,
 }
 
 impl SimFaults {
@@ -40,6 +43,7 @@ impl SimFaults {
             slow: has("slow"),
             maxwell: has("maxwell"),
             noxid: has("noxid"),
+            fragmented: has("fragmented"),
             xid: s
                 .split(',')
                 .find_map(|x| x.trim().strip_prefix("xid")?.parse().ok()),
@@ -221,7 +225,9 @@ impl Device for SimDevice {
         ))
     }
     fn alloc(&mut self, bytes: usize) -> Result<Buf, GpuCallError> {
-        if self.used + bytes as u64 > self.info.total_bytes {
+        if self.used + bytes as u64 > self.info.total_bytes
+            || (self.faults.fragmented && bytes > 2 << 20)
+        {
             return Err(oom("cuMemAlloc"));
         }
         let p = self.next;

@@ -49,8 +49,8 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
                 .take(4)
                 .map(|e| {
                     format!(
-                        "offset {:#x}: expected {:#010x}, read {:#010x} (bits {:#010x}, {})",
-                        e.offset, e.expected, e.actual, e.flipped_bits, e.pattern
+                        "chunk {} offset {:#x}: expected {:#010x}, read {:#010x} (bits {:#010x}, {})",
+                        e.chunk, e.offset, e.expected, e.actual, e.flipped_bits, e.pattern
                     )
                 })
                 .collect();
