@@ -687,3 +687,33 @@ fn the_fma_burn_values_stay_bounded() {
         "the kernel runs iters & !3 steps"
     );
 }
+
+/// A run too short for one round of the memory patterns does not pass silently: a warning
+/// (exit 0 under --fail-on error, verdict warn) that says so and how to run longer. It used to
+/// pass with 0 rounds.
+#[test]
+fn a_run_without_a_full_memory_round_warns() {
+    let out = bin()
+        .env("GPUDOCTOR_SIM_GPUS", "1")
+        .env("GPUDOCTOR_SIM_FAULTS", "slow")
+        .args(["stress", "--seconds", "0.5", "--tests", "memory", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["snapshot"]["stress"]["gpus"][0]["memory_rounds"], 0);
+    assert_eq!(v["verdict"], "warn", "{v:#}");
+    let f = common::finding(&v, "stress.memory");
+    assert_eq!(f["severity"], "warning", "{f:#}");
+    assert!(
+        f["title"]
+            .as_str()
+            .unwrap()
+            .ends_with("the memory test did not complete a round"),
+        "{f:#}"
+    );
+    assert_eq!(
+        f["fix"]["commands"][0],
+        "gpudoctor stress --minutes 5 --gpu 0"
+    );
+}

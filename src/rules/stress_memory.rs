@@ -12,7 +12,7 @@ pub const RULE: Rule = Rule {
         category: Category::StressFailure,
         area: Area::Stress,
         summary: "GPU memory read back wrong under memtest patterns",
-        what: "Fills nearly all free GPU memory with memtest patterns (own address, walking ones and zeros, 0xAAAAAAAA/0x55555555, seeded random), each as a moving inversion, verified on the GPU; reports every wrong word with its offset, the expected and actual values and the flipped bits.",
+        what: "Fills nearly all free GPU memory with memtest patterns (own address, walking ones and zeros, 0xAAAAAAAA/0x55555555, seeded random), each as a moving inversion, verified on the GPU; reports every wrong word with its chunk and offset, the expected and actual values and the flipped bits, and warns when the run ended before one full round.",
         why: "A bit that flips under load corrupts training silently or ends in Xid 48/63/94/95; ECC hides single-bit errors, so a wrong word here is a failing GPU (cuda_memtest, memtestG80).",
         fix: "Drain the GPU, check its row-remapping state, reset it and test again; replace it if errors recur.",
     },
@@ -70,6 +70,27 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
                 format!("{}: {} of {} injected bit flips found at their address", g.label(), g.injected_found, g.injected_flips),
                 if all { "--inject-faults: every flip written between fill and verify was reported with its address and bit.".to_string() } else { "--inject-faults: the test missed flips it was given; its results cannot be trusted.".to_string() },
             )));
+        }
+        // A run that ended before one full round has not verified every pattern: it must not
+        // pass silently (a 3-second run used to pass with 0 rounds).
+        if g.failure.is_none() && g.tested_bytes > 0 && g.memory_rounds == 0 {
+            let gpu_arg = g.index.map(|i| format!(" --gpu {i}")).unwrap_or_default();
+            let mut f = doc.finding(
+                Severity::Warning,
+                format!("{}: the memory test did not complete a round", g.label()),
+                format!(
+                    "The run ended after {:.1} s, before one round of the patterns (four moving inversions, twelve passes over {:.2} GiB) was done: the memory was not fully tested.",
+                    run.seconds,
+                    g.tested_bytes as f64 / (1u64 << 30) as f64
+                ),
+            )
+            .fix_owned(
+                "Run the stress test longer (--minutes; a round takes seconds on a healthy GPU):",
+                vec![format!("gpudoctor stress --minutes 5{gpu_arg}")],
+            )
+            .evidence(json!({"memory_rounds": 0, "seconds": run.seconds, "tested_bytes": g.tested_bytes}));
+            f.category = Category::Configuration;
+            out.push(on(f));
         }
         if g.free_bytes > 0 && g.failure.is_none() {
             let cov = g.tested_bytes as f64 / g.free_bytes as f64;
