@@ -667,3 +667,39 @@ fn the_module_flavor_must_drive_the_gpu() {
         );
     }
 }
+
+/// A fix command that names a GPU names it by its index, never a placeholder a person would
+/// have to fill in (`-i <index>`, `-i N`): compute mode and a pending MIG change on GPU 1.
+#[test]
+fn per_gpu_fix_commands_name_the_gpu() {
+    let mut s = h100();
+    set(
+        &mut s,
+        "/gpus/value/1/compute_mode",
+        json!({"status": "found", "value": "prohibited"}),
+    );
+    set(
+        &mut s,
+        "/gpus/value/1/mig_mode",
+        json!({"status": "found", "value": {"current": false, "pending": true}}),
+    );
+    let v = check(&s, &[]).json();
+    let cmds: Vec<String> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|f| f["fix"]["commands"].as_array().cloned().unwrap_or_default())
+        .map(|c| c.as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        cmds.contains(&"sudo nvidia-smi -i 1 -c DEFAULT".to_string()),
+        "{cmds:?}"
+    );
+    assert!(
+        cmds.contains(&"sudo nvidia-smi -r -i 1".to_string()),
+        "{cmds:?}"
+    );
+    for c in &cmds {
+        assert!(!c.contains("<index>") && !c.ends_with(" N"), "{c}");
+    }
+}

@@ -22,9 +22,11 @@ pub const RULE: Rule = Rule {
     check,
 };
 
-/// The fix for a failure of this category: text and commands a person can paste.
+/// The fix for a failure of this category: text and commands a person can paste. Commands
+/// that name a GPU (`nvidia-smi -i`, `--gpu`) are left out when its NVML index is unknown
+/// (a failure before the device was matched to NVML): a placeholder cannot be pasted.
 fn fix_for(c: Category, index: Option<u32>) -> (&'static str, Vec<String>) {
-    let i = index.map(|i| i.to_string()).unwrap_or_else(|| "N".into());
+    let per_gpu = |f: &dyn Fn(u32) -> String| index.map(f).into_iter();
     match c {
         Category::DriverTooOld => (
             "Install a newer NVIDIA driver (gpudoctor recommend names one that fits your frameworks):",
@@ -51,7 +53,9 @@ fn fix_for(c: Category, index: Option<u32>) -> (&'static str, Vec<String>) {
         ),
         Category::EccMemory => (
             "An uncorrectable memory error: drain the node, reset the GPU (or reboot), and check the row-remapping state; replace the GPU if it recurs:",
-            vec![format!("sudo nvidia-smi -r -i {i}"), "nvidia-smi -q -d ROW_REMAPPER,ECC".into()],
+            per_gpu(&|i| format!("sudo nvidia-smi -r -i {i}"))
+                .chain(["nvidia-smi -q -d ROW_REMAPPER,ECC".to_string()])
+                .collect(),
         ),
         Category::DriverMissing => (
             "libcuda.so is a stub (from a CUDA toolkit's stubs/ directory) ahead of the driver's libcuda.so.1: remove that directory from LD_LIBRARY_PATH.",
@@ -59,11 +63,11 @@ fn fix_for(c: Category, index: Option<u32>) -> (&'static str, Vec<String>) {
         ),
         _ => (
             "Look for Xid errors in the kernel log, reset the GPU, and run a stress test before trusting it again:",
-            vec![
-                "sudo dmesg | grep -E 'NVRM|Xid' | tail -20".into(),
-                format!("sudo nvidia-smi -r -i {i}"),
-                format!("gpudoctor stress --minutes 5 --gpu {i}"),
-            ],
+            ["sudo dmesg | grep -E 'NVRM|Xid' | tail -20".to_string()]
+                .into_iter()
+                .chain(per_gpu(&|i| format!("sudo nvidia-smi -r -i {i}")))
+                .chain(per_gpu(&|i| format!("gpudoctor stress --minutes 5 --gpu {i}")))
+                .collect(),
         ),
     }
 }
@@ -141,3 +145,7 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
         })
         .collect()
 }
+
+#[cfg(test)]
+#[path = "smoke_failed_tests.rs"]
+mod tests;

@@ -41,7 +41,9 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
         };
         // Flips that --inject-faults wrote itself and found again are the self-test, not the GPU.
         let real_errors = g.memory_errors.saturating_sub(g.injected_found);
-        let gpu = g.index.unwrap_or(g.ordinal);
+        // Commands that name the GPU need its NVML index (nvidia-smi -i, stress --gpu), not the
+        // CUDA ordinal; without one they are left out rather than guessed.
+        let gpu_cmds = |f: &dyn Fn(u32) -> String| g.index.map(f).into_iter();
         if real_errors > 0 {
             let first: Vec<String> = g
                 .first_memory_errors
@@ -60,7 +62,7 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
                     format!("{}: {} memory word(s) read back wrong", g.label(), real_errors),
                     format!("Over {} round(s) of {:.1} GiB: {}", g.memory_rounds, g.tested_bytes as f64 / (1u64 << 30) as f64, first.join("; ")),
                 )
-                .fix_owned("Drain the GPU, check row remapping and ECC, reset it and test again; replace it if errors recur:", vec![format!("nvidia-smi -q -d ROW_REMAPPER,ECC -i {gpu}"), format!("sudo nvidia-smi -r -i {gpu}"), format!("gpudoctor stress --minutes 5 --gpu {gpu}")])
+                .fix_owned("Drain the GPU, check row remapping and ECC, reset it and test again; replace it if errors recur:", gpu_cmds(&|i| format!("nvidia-smi -q -d ROW_REMAPPER,ECC -i {i}")).chain(gpu_cmds(&|i| format!("sudo nvidia-smi -r -i {i}"))).chain(gpu_cmds(&|i| format!("gpudoctor stress --minutes 5 --gpu {i}"))).collect())
                 .evidence(json!({"errors": g.memory_errors, "first": g.first_memory_errors}))));
         }
         if g.injected_flips > 0 {
