@@ -96,12 +96,62 @@ fn finding(
     f
 }
 
+/// GPUs (NVML index) with persistence mode off while nvidia-persistenced is not running.
+fn without_persistence(ctx: &Context) -> Vec<u32> {
+    let persistenced = ctx.snap.driver.daemons.get().is_some_and(|d| {
+        d.iter()
+            .any(|x| x.name == "nvidia-persistenced" && x.running)
+    });
+    if persistenced {
+        return Vec::new();
+    }
+    ctx.snap
+        .gpu_list()
+        .iter()
+        .filter(|g| g.persistence_mode.get() == Some(&false))
+        .map(|g| g.index)
+        .collect()
+}
+
+/// A smoke run that timed out while the driver was bringing GPUs up (cuInit, or a GPU's
+/// `context` step) on a node with persistence mode off: without persistence the driver
+/// initialises every GPU when a process first opens it, 1-3 s per GPU and more on an 8-GPU
+/// node, and the smoke tests' deadline can pass before they are up (NVIDIA Driver Persistence,
+/// docs.nvidia.com/deploy/driver-persistence). Says so in the finding's detail and fix.
+fn persistence_hint(f: Finding, off: &[u32]) -> Finding {
+    if off.is_empty() {
+        return f;
+    }
+    let list: Vec<String> = off.iter().map(|i| i.to_string()).collect();
+    let mut f = f;
+    f.detail = format!(
+        "{} Persistence mode is off on GPU {} and nvidia-persistenced is not running: the driver initialises each GPU when a process first opens it (1-3 s per GPU, GPUs one after another), which is the likely reason the deadline passed.",
+        f.detail,
+        list.join(", ")
+    );
+    if let Some(o) = f.evidence.as_object_mut() {
+        o.insert("persistence_mode_off".into(), json!(off));
+    }
+    f.fix_owned(
+        "Keep the GPUs initialised with the persistence daemon (or legacy persistence mode), then check again; or give check more time (--timeout):",
+        vec![
+            "sudo systemctl enable --now nvidia-persistenced".into(),
+            "sudo nvidia-smi -pm 1".into(),
+        ],
+    )
+}
+
 fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
     let Some(run) = ctx.snap.smoke.get() else {
         return Vec::new();
     };
+    let off = without_persistence(ctx);
     if let Some(e) = &run.error {
-        return vec![finding(
+        // A timeout (no CUresult, no name) while the driver initialised.
+        let init_timeout = e.code.is_none()
+            && e.name.is_empty()
+            && matches!(e.call.as_str(), "cuInit" | "cuDeviceGetCount");
+        let f = finding(
             doc,
             format!(
                 "The CUDA driver could not be initialised for the smoke tests ({})",
@@ -114,7 +164,12 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
             e,
             false,
             None,
-        )];
+        );
+        return vec![if init_timeout {
+            persistence_hint(f, &off)
+        } else {
+            f
+        }];
     }
     run.gpus
         .iter()
@@ -135,13 +190,18 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
             } else {
                 format!("failed: {}", err.name)
             };
-            Some(finding(
+            let f = finding(
                 doc,
                 format!("{}: smoke test '{}' {what}", g.label(), step.name),
                 &err,
                 timed_out,
                 g.index,
-            ))
+            );
+            Some(if timed_out && step.name == "context" {
+                persistence_hint(f, &off)
+            } else {
+                f
+            })
         })
         .collect()
 }
