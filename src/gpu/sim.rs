@@ -5,7 +5,9 @@
 //! `GPUDOCTOR_SIM_FAULTS` (comma-separated): `stuck-bit` (one memory bit reads back flipped),
 //! `bad-fma` (one FMA thread class computes wrong), `bad-gemm` (one element of the fifth GEMM differs),
 //! `slow` (each kernel takes 50 ms), `maxwell` (no fp16/bf16 GemmEx), `fragmented` (no allocation over 2 MiB), `noxid` (GPU 0's Xid events not watchable), `xidN` such as `xid79` (Xid N reported once by the simulated watch). Each simulated
-//! GPU has `GPUDOCTOR_SIM_MEM_MIB` MiB of memory (default 16).
+//! GPU has `GPUDOCTOR_SIM_MEM_MIB` MiB of memory (default 16). With `GPUDOCTOR_SIM_NVML=1`,
+//! `stress` watches the simulated GPUs through the real NVML code (the tests' stand-in
+//! libnvidia-ml) instead of the simulated watch.
 
 use std::collections::HashMap;
 use std::time::Duration;
