@@ -57,9 +57,14 @@ fn fix_for(c: Category, index: Option<u32>) -> (&'static str, Vec<String>) {
                 .chain(["nvidia-smi -q -d ROW_REMAPPER,ECC".to_string()])
                 .collect(),
         ),
+        // CUDA_ERROR_STUB_LIBRARY (34): the libcuda.so.1 the loader resolves is a toolkit's
+        // link stub (its stubs/ directory, or a link to it, ahead of the driver's).
         Category::DriverMissing => (
-            "libcuda.so is a stub (from a CUDA toolkit's stubs/ directory) ahead of the driver's libcuda.so.1: remove that directory from LD_LIBRARY_PATH.",
-            vec!["echo $LD_LIBRARY_PATH".into()],
+            "The libcuda.so.1 the loader finds is a CUDA toolkit's link stub, not the driver's: remove the toolkit's stubs directory from LD_LIBRARY_PATH (and your shell profile), and any libcuda.so.1 link into it:",
+            vec![
+                "echo $LD_LIBRARY_PATH".into(),
+                "export LD_LIBRARY_PATH=$(echo \"$LD_LIBRARY_PATH\" | tr ':' '\\n' | grep -v '/stubs' | paste -sd:)".into(),
+            ],
         ),
         _ => (
             "Look for Xid errors in the kernel log, reset the GPU, and run a stress test before trusting it again:",
