@@ -20,7 +20,8 @@
 #   check.txt      check in every format, --deep, recommend, smoke step times
 #   check.json     check --format json (with the snapshot)
 #   snapshot.json  snapshot --redact
-#   stress.txt     stress runs: main, --inject-faults, Xid from another process, --memory-fraction 1.0
+#   stress.txt     stress runs: main, --inject-faults, Xid from another process, --memory-fraction 0.97
+#                  under lazy and eager module loading, 1.0 refused
 #   stress.json    the main stress run's JSON report
 #   probes.txt     first-run list: NVML event types, NVML call times, persistence, cuBLAS on the
 #                  library path, kernel-log Xid lines
@@ -364,8 +365,11 @@ fi
 step "stress --seconds $STRESS_S (main run, JSON report)" "$WORK/misc.log" $((STRESS_S + 120)) sh -c "\"$BIN\" stress --seconds $STRESS_S --json >\"$OUTDIR/stress.json\" 2>\"$WORK/stress.err\""
 { echo; echo "===== main stress run: progress lines (stderr)"; tail -40 "$WORK/stress.err"; } >>"$X"
 step "stress --seconds $INJECT_S --inject-faults 100" "$X" $((INJECT_S + 120)) "$BIN" stress --seconds "$INJECT_S" --inject-faults 100 --color never
-step "stress --memory-fraction 1.0 (CUDA_MODULE_LOADING=LAZY)" "$X" 120 env CUDA_MODULE_LOADING=LAZY "$BIN" stress --seconds "$([ "$QUICK" = 1 ] && echo 3 || echo 20)" --memory-fraction 1.0 --tests memory,compute --format line
-step "stress --memory-fraction 1.0 (CUDA_MODULE_LOADING=EAGER)" "$X" 120 env CUDA_MODULE_LOADING=EAGER "$BIN" stress --seconds "$([ "$QUICK" = 1 ] && echo 3 || echo 20)" --memory-fraction 1.0 --tests memory,compute --format line
+# The most memory stress takes (0.97, the cap), under lazy and eager module loading: every
+# kernel is loaded before the fill, so neither may run out of memory; 1.0 is refused (exit 2).
+step "stress --memory-fraction 0.97 (CUDA_MODULE_LOADING=LAZY)" "$X" 120 env CUDA_MODULE_LOADING=LAZY "$BIN" stress --seconds "$([ "$QUICK" = 1 ] && echo 3 || echo 20)" --memory-fraction 0.97 --tests memory,compute --format line
+step "stress --memory-fraction 0.97 (CUDA_MODULE_LOADING=EAGER)" "$X" 120 env CUDA_MODULE_LOADING=EAGER "$BIN" stress --seconds "$([ "$QUICK" = 1 ] && echo 3 || echo 20)" --memory-fraction 0.97 --tests memory,compute --format line
+step "stress --memory-fraction 1.0 (refused: exit 2)" "$X" 20 "$BIN" stress --seconds 1 --memory-fraction 1.0
 
 # Stress figures: memory/copy, coverage, FMA/SGEMM, fp16/bf16, found == injected.
 if [ -n "$PY" ] && [ -s "$OUTDIR/stress.json" ]; then

@@ -571,10 +571,14 @@ fn stress(a: StressArgs) -> Output {
             "the duration must be more than 0 and at most 7 days (got {seconds} s): use --minutes N or --seconds N"
         ));
     }
-    if !(a.memory_fraction.is_finite() && (0.1..=1.0).contains(&a.memory_fraction)) {
+    if !(a.memory_fraction.is_finite()
+        && (0.1..=st::MAX_MEMORY_FRACTION).contains(&a.memory_fraction))
+    {
         return Output::tool_error(format!(
-            "--memory-fraction must be between 0.1 and 1 (got {})",
-            a.memory_fraction
+            "--memory-fraction must be between 0.1 and {max} (got {}): the last {}% of the free memory is left for the driver and cuBLAS (kernels loaded at first use under CUDA's lazy loading, cuBLAS's workspace), which would otherwise fail with out-of-memory mid-run; {max} is the default",
+            a.memory_fraction,
+            ((1.0 - st::MAX_MEMORY_FRACTION) * 100.0).round(),
+            max = st::MAX_MEMORY_FRACTION,
         ));
     }
     let mut tests = (false, false);
@@ -669,13 +673,18 @@ fn stress(a: StressArgs) -> Output {
         Arc<dyn crate::gpu::Backend>,
         Option<Box<dyn crate::gpu::stress::Monitor>>,
     ) = match sim {
+        // GPUDOCTOR_SIM_NVML=1: the simulated GPUs with the real NVML watch (the stand-in
+        // libnvidia-ml in tests), so NVML's failures meet a running stress loop.
+        Some(b) if std::env::var("GPUDOCTOR_SIM_NVML").as_deref() == Ok("1") => {
+            (Arc::new(b), open_watch(Duration::from_secs(5), &opts.stop))
+        }
         Some(b) => {
             let m = crate::gpu::sim::SimMonitor::new(&b.faults);
             (Arc::new(b), Some(Box::new(m)))
         }
         None => (
             Arc::new(crate::gpu::cuda::CudaBackend::for_snapshot(&snap)),
-            open_watch(Duration::from_secs(5)),
+            open_watch(Duration::from_secs(5), &opts.stop),
         ),
     };
     let mut result = st::run(backend, &opts, monitor, &mut |e| sink.event(e));
@@ -735,11 +744,22 @@ fn stress(a: StressArgs) -> Output {
 
 /// NVML for the stress watch, opened on a thread under `limit` and then run on a thread of its
 /// own ([`crate::gpu::watch`]): a hung driver costs the watch, never the run.
-fn open_watch(limit: Duration) -> Option<Box<dyn crate::gpu::stress::Monitor>> {
+/// Opens the NVML watch within `limit`, or sooner when `stop` is set (SIGINT / SIGTERM while
+/// NVML hangs in its init or event registration must still be answered at once).
+fn open_watch(
+    limit: Duration,
+    stop: &std::sync::atomic::AtomicBool,
+) -> Option<Box<dyn crate::gpu::stress::Monitor>> {
     use crate::gpu::watch::{DeadMonitor, ThreadedMonitor};
     use crate::probe::deadline::{self, Outcome};
     let p = deadline::spawn("nvml-watch", crate::probe::nvml_watch::NvmlMonitor::open);
-    match p.wait(std::time::Instant::now() + limit) {
+    let r = p.wait_unless(std::time::Instant::now() + limit, stop);
+    if stop.load(std::sync::atomic::Ordering::SeqCst) && matches!(r.0, Outcome::TimedOut) {
+        return Some(Box::new(DeadMonitor(
+            "interrupted while NVML was opening (it had not answered): nothing was watched".into(),
+        )));
+    }
+    match r {
         (Outcome::Done(Some(m)), _) => Some(Box::new(ThreadedMonitor::start(Box::new(m)))),
         (Outcome::Done(None), _) => None,
         (Outcome::TimedOut, took) => Some(Box::new(DeadMonitor(format!(

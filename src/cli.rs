@@ -305,7 +305,8 @@ pub struct StressArgs {
     /// Only these GPUs (indexes or UUIDs, comma-separated).
     #[arg(long, value_name = "LIST")]
     pub gpu: Option<String>,
-    /// Fraction of the memory free at start to test (0.1 to 1).
+    /// Fraction of the memory free at start to test (0.1 to 0.97; the rest is left for the
+    /// driver and cuBLAS).
     #[arg(long, value_name = "F", default_value_t = 0.97)]
     pub memory_fraction: f64,
     /// Which tests: memory, compute, or both (comma-separated).

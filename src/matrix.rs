@@ -494,6 +494,18 @@ impl Matrix {
         ]
     }
 
+    /// Tables (as [`Matrix::counts`] names them) in which `reference` has rows and this matrix
+    /// has none: what a file cut short, or one missing a table, lacks.
+    pub fn missing_tables(&self, reference: &Matrix) -> Vec<&'static str> {
+        let mine = self.counts();
+        reference
+            .counts()
+            .into_iter()
+            .filter(|(name, n)| *n > 0 && mine.iter().any(|(m, k)| m == name && *k == 0))
+            .map(|(name, _)| name)
+            .collect()
+    }
+
     // -----------------------------------------------------------------------------------------
     // Validation
 

@@ -1,6 +1,7 @@
 //! `gpudoctor matrix update --from URL [--sha256 HEX]`: downloads a newer matrix (one YAML file
 //! holding every table), checks its hash and validates it completely before anything is
-//! replaced, then writes it atomically to the user's cache directory, keeping the previous copy
+//! replaced (every row parses and makes sense, and every table the built-in matrix has rows in
+//! has rows), then writes it atomically to the user's cache directory, keeping the previous copy
 //! as `matrix.yaml.prev`. HTTPS only; plain HTTP is accepted for loopback addresses (tests).
 //! Nothing here runs unless asked: `check` never touches the network.
 
@@ -93,8 +94,26 @@ pub fn update(url: &str, sha256: Option<&str>, dir: &Path) -> Result<Updated, St
                     .join("\n  ")
             )
         })?;
-    if matrix.toolkits.is_empty() || matrix.branches.is_empty() || matrix.gpus.is_empty() {
-        return Err("the downloaded matrix lacks the CUDA, driver or GPU tables (it must hold every table in one file): nothing was changed".to_string());
+    // Every table the built-in matrix has must have rows: an installed matrix replaces the
+    // built-in one whole, so a file cut short (no pytorch or jax rows) would silently take
+    // those rules away from every later check.
+    let missing = match Matrix::embedded() {
+        Ok(reference) => matrix.missing_tables(&reference),
+        Err(_) => [
+            ("cuda_toolkits", matrix.toolkits.len()),
+            ("driver_branches", matrix.branches.len()),
+            ("gpus", matrix.gpus.len()),
+        ]
+        .into_iter()
+        .filter(|(_, n)| *n == 0)
+        .map(|(name, _)| name)
+        .collect(),
+    };
+    if !missing.is_empty() {
+        return Err(format!(
+            "the downloaded matrix has no rows in {}: it must hold every table in one file, as the built-in matrix does (a download cut short, or a partial file?): nothing was changed",
+            missing.join(", ")
+        ));
     }
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let path = dir.join("matrix.yaml");

@@ -842,6 +842,10 @@ pub struct SmokeGpu {
     /// "9.0".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compute_capability: Option<String>,
+    /// The UUID the cuDNN step selects the device by (`CUDA_VISIBLE_DEVICES`): "GPU-…", or
+    /// "MIG-…" for a MIG instance.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uuid: Option<String>,
     pub steps: Vec<SmokeStep>,
     /// Host to device copy rate with pinned memory, GB/s (10^9 bytes per second).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1024,7 +1028,14 @@ impl StressGpu {
 /// A wrong word of the memory test.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct MemoryError {
-    /// Byte offset from the start of the allocation (the device address is not stable).
+    /// Which of the test's allocations (chunks of up to 1 GiB, in the order they were
+    /// allocated, from 0) the word is in.
+    #[serde(default)]
+    pub chunk: u32,
+    /// That chunk's size in bytes.
+    #[serde(default)]
+    pub chunk_bytes: u64,
+    /// Byte offset from the start of that chunk (the device address is not stable).
     pub offset: u64,
     pub expected: u32,
     pub actual: u32,

@@ -329,6 +329,21 @@ fn failed_updates_leave_the_previous_matrix_intact() {
     assert!(r.stderr.contains("branch"), "{}", r.stderr);
     assert_untouched(cache.path(), &before);
 
+    // A file cut short: valid YAML, but no pytorch, tensorflow or jax rows. It used to be
+    // installed, and check then silently lost those rules.
+    let full = single_file("2027-02-02");
+    let cut = &full[..full.find("\npytorch:").unwrap() + 1];
+    let url = serve("200 OK", cut.as_bytes().to_vec());
+    let r = update(cache.path(), &["--from", &url]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("no rows in pytorch") && r.stderr.contains("jax"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("nothing was changed"), "{}", r.stderr);
+    assert_untouched(cache.path(), &before);
+
     // An HTTP error.
     let url = serve("404 Not Found", b"nope".to_vec());
     let r = update(cache.path(), &["--from", &url]);

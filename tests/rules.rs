@@ -667,3 +667,81 @@ fn the_module_flavor_must_drive_the_gpu() {
         );
     }
 }
+
+/// A fix command that names a GPU names it by its index, never a placeholder a person would
+/// have to fill in (`-i <index>`, `-i N`): compute mode and a pending MIG change on GPU 1.
+#[test]
+fn per_gpu_fix_commands_name_the_gpu() {
+    let mut s = h100();
+    set(
+        &mut s,
+        "/gpus/value/1/compute_mode",
+        json!({"status": "found", "value": "prohibited"}),
+    );
+    set(
+        &mut s,
+        "/gpus/value/1/mig_mode",
+        json!({"status": "found", "value": {"current": false, "pending": true}}),
+    );
+    let v = check(&s, &[]).json();
+    let cmds: Vec<String> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|f| f["fix"]["commands"].as_array().cloned().unwrap_or_default())
+        .map(|c| c.as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        cmds.contains(&"sudo nvidia-smi -i 1 -c DEFAULT".to_string()),
+        "{cmds:?}"
+    );
+    assert!(
+        cmds.contains(&"sudo nvidia-smi -r -i 1".to_string()),
+        "{cmds:?}"
+    );
+    for c in &cmds {
+        assert!(!c.contains("<index>") && !c.ends_with(" N"), "{c}");
+    }
+}
+
+/// A smoke test stuck in `context` (the driver bringing the GPU up) on a node with persistence
+/// mode off and no nvidia-persistenced: the finding names persistence mode as the likely cause
+/// and the fix enables it. The same timeout with persistence on says nothing of it.
+#[test]
+fn a_context_timeout_without_persistence_names_it() {
+    let mut s = h100();
+    let smoke = json!({"status": "found", "value": {"gpus": [{"ordinal": 0, "steps": [
+        {"name": "context", "status": "timed_out", "millis": 0, "detail": "",
+         "error": {"call": "context", "name": "", "message": "did not finish within 2900 ms (--timeout); the GPU or the driver may be hung"}}
+    ], "millis": 2900}], "millis": 2900}});
+    set(&mut s, "/smoke", smoke);
+    let with = check(&s, &[]).json();
+    let f = finding(&with, "smoke.failed");
+    assert!(
+        !f["detail"].as_str().unwrap().contains("Persistence"),
+        "{f:#}"
+    );
+    set(&mut s, "/driver/daemons/value/0/running", json!(false));
+    for i in 0..2 {
+        set(
+            &mut s,
+            &format!("/gpus/value/{i}/persistence_mode"),
+            json!({"status": "found", "value": false}),
+        );
+    }
+    let v = check(&s, &[]).json();
+    let f = finding(&v, "smoke.failed");
+    assert!(
+        f["detail"]
+            .as_str()
+            .unwrap()
+            .contains("Persistence mode is off on GPU 0, 1"),
+        "{f:#}"
+    );
+    assert_eq!(
+        f["fix"]["commands"][0],
+        "sudo systemctl enable --now nvidia-persistenced"
+    );
+    assert_eq!(f["evidence"]["persistence_mode_off"], json!([0, 1]));
+    assert!(f["evidence"]["error"].is_object(), "{f:#}");
+}

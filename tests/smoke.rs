@@ -6,6 +6,7 @@
 
 mod common;
 
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -36,6 +37,9 @@ struct Faults {
     no_blas: bool,
     /// Devices, as PCI bus ids.
     devices: Vec<&'static str>,
+    /// Pinned copies in flight now and the most ever at once, across devices; each copy
+    /// takes 30 ms when set.
+    copies: Option<Arc<(AtomicU32, AtomicU32)>>,
 }
 
 struct Fake(Faults);
@@ -159,6 +163,12 @@ impl Device for FakeDevice {
     }
     fn pinned_copy_rate(&mut self, b: Buf, to: bool, r: u32) -> Result<f64, GpuCallError> {
         self.f.at("copy")?;
+        if let Some(c) = &self.f.copies {
+            let now = c.0.fetch_add(1, Ordering::SeqCst) + 1;
+            c.1.fetch_max(now, Ordering::SeqCst);
+            std::thread::sleep(Duration::from_millis(30));
+            c.0.fetch_sub(1, Ordering::SeqCst);
+        }
         // The simulated GPU overwrites `b` on a host-to-device copy, as a real one does.
         self.inner.pinned_copy_rate(b, to, r)?;
         Ok(self.f.pcie_gbps)
@@ -749,4 +759,24 @@ fn without_a_driver_the_report_says_smoke_did_not_run() {
         .args(["check", "--no-smoke", "--color", "never"])
         .run();
     assert!(!r.stdout.contains("GPU smoke tests"), "{}", r.stdout);
+}
+
+/// GPUs' pinned copies are timed one GPU at a time: three GPUs, and never two copying at once
+/// (GPUs behind one PCIe switch measured together each see a share of it and look degraded).
+#[test]
+fn pcie_copies_are_measured_one_gpu_at_a_time() {
+    let copies = Arc::new((AtomicU32::new(0), AtomicU32::new(0)));
+    let r = run(Faults {
+        devices: vec!["00000000:1B:00.0", "00000000:2B:00.0", "00000000:3B:00.0"],
+        copies: Some(copies.clone()),
+        ..faults()
+    });
+    let gpus = &r.get().unwrap().gpus;
+    assert_eq!(gpus.len(), 3);
+    for g in gpus {
+        let pcie = g.steps.iter().find(|s| s.name == "pcie").unwrap();
+        assert_eq!(pcie.status, StepStatus::Passed, "{pcie:?}");
+        assert!(!pcie.detail.contains("another GPU"), "{pcie:?}");
+    }
+    assert_eq!(copies.1.load(Ordering::SeqCst), 1, "copies overlapped");
 }

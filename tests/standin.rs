@@ -155,3 +155,80 @@ fn no_helper_outlives_gpudoctor() {
     }
     assert!(left.is_empty(), "helpers left running: {left:?}");
 }
+
+/// A CUDA toolkit's `stubs/` directory ahead of the driver on LD_LIBRARY_PATH holds a stub
+/// `libcuda.so` (CUDA_ERROR_STUB_LIBRARY from every call). The smoke tests load the
+/// `libcuda.so.1` the probe resolved, not the stub: cuInit succeeds and the driver's version is
+/// read, while the stub is still reported. cudarc's loader, which tries `libcuda.so` first,
+/// used to load the stub, and the smoke tests said cuInit failed with 34 on a healthy driver.
+#[test]
+fn a_toolkit_stub_ahead_of_the_driver_is_not_what_the_smoke_tests_load() {
+    let d = tempfile::tempdir().unwrap();
+    let stubs = d.path().join("cuda/lib64/stubs");
+    let drv = d.path().join("driver");
+    std::fs::create_dir_all(&stubs).unwrap();
+    std::fs::create_dir_all(&drv).unwrap();
+    common::build_standin("libcuda.c", &stubs, "libcuda.so", &["-DSTANDIN_STUB"]);
+    common::build_standin("libcuda.c", &drv, "libcuda.so.1", &[]);
+    let path = format!("{}:{}", stubs.display(), drv.display());
+    let mut c = Command::new(env!("CARGO_BIN_EXE_gpudoctor"));
+    c.args(["check", "--format", "json", "--timeout", "5"])
+        .env("LD_LIBRARY_PATH", &path)
+        .env("STANDIN_DEVICE_COUNT", "0")
+        .env_remove("GPUDOCTOR_POLICY");
+    let out = c.output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let smoke = &v["snapshot"]["smoke"];
+    assert_eq!(smoke["status"], "found", "{smoke:#}");
+    assert!(smoke["value"]["error"].is_null(), "{smoke:#}");
+    assert_eq!(smoke["value"]["driver_cuda_version"], 12080, "{smoke:#}");
+    let f = common::finding(&v, "libs.stub-libcuda");
+    assert!(f["detail"].as_str().unwrap().contains("stubs"), "{f:#}");
+}
+
+/// A resolved libcuda.so.1 that is itself a stub (cuInit answers 34, though this one answers
+/// cuDriverGetVersion) gives the stub finding and a driver_missing smoke failure whose fix is
+/// to take the stubs directory off LD_LIBRARY_PATH.
+#[test]
+fn a_stub_answer_from_cuinit_gives_the_stub_finding() {
+    let d = tempfile::tempdir().unwrap();
+    build(d.path());
+    let (code, v, _) = check(d.path(), &[("STANDIN_CUINIT", "34")], "5");
+    assert_eq!(code, 1);
+    let f = common::finding(&v, "smoke.failed");
+    assert_eq!(f["category"], "driver_missing", "{f:#}");
+    let fix = f["fix"]["text"].as_str().unwrap();
+    assert!(
+        fix.contains("stubs directory from LD_LIBRARY_PATH"),
+        "{f:#}"
+    );
+    let s = common::finding(&v, "libs.stub-libcuda");
+    assert_eq!(s["severity"], "error", "{s:#}");
+}
+
+/// The UUID the smoke tests record (and give the cuDNN step as CUDA_VISIBLE_DEVICES) for a
+/// stand-in built with `defines`.
+fn smoke_uuid(defines: &[&str]) -> serde_json::Value {
+    let d = tempfile::tempdir().unwrap();
+    common::build_standin("libcuda.c", d.path(), "libcuda.so.1", defines);
+    let (_, v, _) = check(d.path(), &[], "5");
+    let gpu = &v["snapshot"]["smoke"]["value"]["gpus"][0];
+    assert_eq!(gpu["steps"][0]["status"], "passed", "{gpu:#}");
+    gpu["uuid"].clone()
+}
+
+/// A MIG instance: cuDeviceGetUuid (v1) names the parent GPU, which in CUDA_VISIBLE_DEVICES
+/// selects nothing inside a MIG-partitioned GPU; the instance's own UUID comes from
+/// cuDeviceGetUuid_v2. Without v2 (drivers before R470) v1's answer is all there is.
+#[test]
+fn a_mig_instance_is_named_by_its_own_uuid() {
+    assert_eq!(
+        smoke_uuid(&["-DSTANDIN_MIG"]),
+        "MIG-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee"
+    );
+    assert_eq!(smoke_uuid(&[]), "GPU-11111111-2222-3333-4444-555555555555");
+    assert_eq!(
+        smoke_uuid(&["-DSTANDIN_MIG", "-DSTANDIN_NO_UUID_V2"]),
+        "GPU-11111111-2222-3333-4444-555555555555"
+    );
+}

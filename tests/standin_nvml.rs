@@ -321,3 +321,69 @@ fn library_output_does_not_corrupt_json() {
     assert_eq!(v["schema"], "gpudoctor.report/1");
     assert!(!ran.stdout.contains("hello"));
 }
+
+/// `stress` on simulated GPUs with the real NVML watch (GPUDOCTOR_SIM_NVML=1) against the
+/// stand-in, whose `fail` call hangs; SIGTERM after `after` is answered within 2 s with exit
+/// 143 and the partial report.
+fn stress_sigterm(fail: &str, after: Duration) -> serde_json::Value {
+    use std::process::{Command, Stdio};
+    let lib = nvml(&[]);
+    let child = Command::new(env!("CARGO_BIN_EXE_gpudoctor"))
+        .env("GPUDOCTOR_SIM_GPUS", "1")
+        .env("GPUDOCTOR_SIM_MEM_MIB", "4")
+        .env("GPUDOCTOR_SIM_NVML", "1")
+        .env("LD_LIBRARY_PATH", &lib.path)
+        .env("STANDIN_NVML_FAIL", fail)
+        .args(["stress", "--minutes", "10", "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(after);
+    let t = Instant::now();
+    // SAFETY: a plain kill(2) of our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let out = child.wait_with_output().unwrap();
+    let took = t.elapsed();
+    assert!(
+        took < Duration::from_secs(2),
+        "{fail}: exited {took:?} after SIGTERM"
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(143),
+        "{fail}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        v["snapshot"]["stress"]["interrupted_by"], "SIGTERM",
+        "{fail}"
+    );
+    v
+}
+
+/// A hang in the Xid wait while the run goes on: the watch says NVML stopped answering, and
+/// SIGTERM still ends the run at once with the partial report.
+#[test]
+fn stress_answers_sigterm_while_the_xid_wait_hangs() {
+    let v = stress_sigterm("nvmlEventSetWait_v2=hang", Duration::from_millis(5000));
+    let g = &v["snapshot"]["stress"]["gpus"][0];
+    assert!(g["memory_rounds"].as_u64().unwrap() >= 1, "{g:#}");
+    assert!(
+        g["watch"]["unavailable"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("NVML stopped answering"),
+        "{g:#}"
+    );
+}
+
+/// A hang while the watch is being opened (event registration): SIGTERM is answered at once,
+/// not after the 5 s the opening is given.
+#[test]
+fn stress_answers_sigterm_while_nvml_opens() {
+    let v = stress_sigterm("nvmlDeviceRegisterEvents=hang", Duration::from_millis(1000));
+    let g = &v["snapshot"]["stress"]["gpus"];
+    assert!(g.as_array().is_some(), "{v:#}");
+}

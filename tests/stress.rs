@@ -109,6 +109,35 @@ fn a_healthy_run_covers_the_memory_and_checks_every_result() {
     );
 }
 
+/// Every kernel is loaded before the memory test takes 97 % of the free memory: the simulated
+/// GPU loads kernels lazily (as CUDA 12.2+ does by default), each taking device memory, so a
+/// kernel first used after the fill (mem_fill, fma_burn, ...) failed with out-of-memory.
+#[test]
+fn kernels_are_loaded_before_the_memory_is_taken() {
+    let (r, _) = run(sim(1, 4, ""), &opts(1.0));
+    let g = &r.gpus[0];
+    assert!(g.failure.is_none(), "{:?}", g.failure);
+    assert!(g.compute_launches >= 1, "{g:?}");
+    // Memory steps ran after the fill (a whole round may not fit in a second under load).
+    assert!(g.tested_bytes > 0 && g.memory_gbps.is_some(), "{g:?}");
+}
+
+/// `--memory-fraction` above the cap is refused with the reason, not run into out-of-memory.
+#[test]
+fn a_memory_fraction_above_the_cap_says_why() {
+    let out = bin()
+        .env("GPUDOCTOR_SIM_GPUS", "1")
+        .args(["stress", "--seconds", "1", "--memory-fraction", "0.99"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("between 0.1 and 0.97") && err.contains("lazy loading"),
+        "{err}"
+    );
+}
+
 #[test]
 fn a_stuck_bit_is_found_with_its_address() {
     let mut o = opts(1.5);
@@ -125,6 +154,52 @@ fn a_stuck_bit_is_found_with_its_address() {
     assert!(events
         .iter()
         .any(|e| matches!(e, Event::MemoryErrors { .. })));
+}
+
+/// A memory error says which allocation chunk it is in and where in that chunk: with memory
+/// in several chunks, the same offset in two chunks is two different words.
+#[test]
+fn a_memory_error_names_its_chunk() {
+    let mut o = opts(1.5);
+    o.compute = false;
+    let (r, _) = run(sim(1, 8, "stuck-bit,fragmented"), &o);
+    let g = &r.gpus[0];
+    let chunks: std::collections::BTreeSet<u32> =
+        g.first_memory_errors.iter().map(|e| e.chunk).collect();
+    assert!(chunks.len() >= 2, "{:?}", g.first_memory_errors);
+    for e in &g.first_memory_errors {
+        assert_eq!(e.offset, 400, "{e:?}");
+        assert!(e.chunk_bytes > 400 && e.chunk_bytes <= 2 << 20, "{e:?}");
+    }
+}
+
+/// Each moving inversion writes the complement of its pattern, word for word; the random one
+/// used to write a second random pattern instead.
+#[test]
+fn every_inversion_writes_the_complement() {
+    for r in 0..40 {
+        let steps = round_steps(r);
+        for s in steps.chunks(3) {
+            let (
+                MemStep::Fill { mode, a },
+                MemStep::Check {
+                    then: Some((tm, ta)),
+                    ..
+                },
+            ) = (s[0].1, s[1].1)
+            else {
+                panic!("not fill, check-and-rewrite: {s:?}");
+            };
+            for i in [0u64, 1, 2, 77, 1 << 20, (3 << 32) | 9] {
+                assert_eq!(
+                    pattern_value(tm, i, ta),
+                    !pattern_value(mode, i, a),
+                    "round {r}, {}, word {i}",
+                    s[0].0
+                );
+            }
+        }
+    }
 }
 
 #[test]
@@ -498,6 +573,7 @@ fn bad_arguments_exit_2() {
         vec!["stress", "--seconds", "0"],
         vec!["stress", "--minutes", "-1"],
         vec!["stress", "--memory-fraction", "1.5"],
+        vec!["stress", "--memory-fraction", "1.0"],
         vec!["stress", "--tests", "memory,disk"],
         vec!["stress", "--inject-faults", "5000"],
         vec!["stress", "--minutes", "1", "--seconds", "5"],
@@ -591,4 +667,53 @@ fn every_gemm_type_runs_and_is_compared() {
     assert!(g.hgemm_gflops.is_some() && g.bf16_gflops.is_some());
     assert!(g.gemm_launches >= 3, "{g:?}");
     assert_eq!(g.gemm_errors, 1, "one element of one fp16 result");
+}
+
+/// The FMA burn's values keep their size (Minsky's circle map has determinant 1): finite,
+/// bounded, different per thread class, and changed by more steps.
+#[test]
+fn the_fma_burn_values_stay_bounded() {
+    let v = stress::fma_burn_expected(stress::FMA_ITERS);
+    assert_eq!(v.len(), 64);
+    for x in &v {
+        assert!(x.is_finite() && x.abs() < 1000.0, "{v:?}");
+    }
+    let distinct: std::collections::HashSet<u32> = v.iter().map(|x| x.to_bits()).collect();
+    assert!(distinct.len() > 32, "{v:?}");
+    assert_ne!(v, stress::fma_burn_expected(stress::FMA_ITERS + 4));
+    assert_eq!(
+        stress::fma_burn_expected(10),
+        stress::fma_burn_expected(8),
+        "the kernel runs iters & !3 steps"
+    );
+}
+
+/// A run too short for one round of the memory patterns does not pass silently: a warning
+/// (exit 0 under --fail-on error, verdict warn) that says so and how to run longer. It used to
+/// pass with 0 rounds.
+#[test]
+fn a_run_without_a_full_memory_round_warns() {
+    let out = bin()
+        .env("GPUDOCTOR_SIM_GPUS", "1")
+        .env("GPUDOCTOR_SIM_FAULTS", "slow")
+        .args(["stress", "--seconds", "0.5", "--tests", "memory", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["snapshot"]["stress"]["gpus"][0]["memory_rounds"], 0);
+    assert_eq!(v["verdict"], "warn", "{v:#}");
+    let f = common::finding(&v, "stress.memory");
+    assert_eq!(f["severity"], "warning", "{f:#}");
+    assert!(
+        f["title"]
+            .as_str()
+            .unwrap()
+            .ends_with("the memory test did not complete a round"),
+        "{f:#}"
+    );
+    assert_eq!(
+        f["fix"]["commands"][0],
+        "gpudoctor stress --minutes 5 --gpu 0"
+    );
 }

@@ -17,13 +17,14 @@ M1 = 2146121005         # 0x7FEB352D
 M2 = -2073254261        # 0x846CA68B
 
 
-def value4(out, idx, mode_fixed, mode_own, a, tag):
+def value4(out, idx, mode_fixed, mode_own, a, mask, tag):
     """PTX computing out[k] = value(mode, idx + k, a) for k in 0..4.
-    idx: a .b64 register holding the first word index; mode_fixed/mode_own: predicates."""
+    idx: a .b64 register holding the first word index; mode_fixed/mode_own: predicates;
+    mask: a .b32 register, 0 for mode 2 (random) and all ones for mode 3 (its complement)."""
     L = []
     L.append(f"\t@{mode_fixed} bra \tV_FIXED_{tag};")
     L.append(f"\t@{mode_own} bra \tV_OWN_{tag};")
-    # random: murmur3's finaliser of lo*GOLD ^ hi*C2 ^ a
+    # random: murmur3's finaliser of lo*GOLD ^ hi*C2 ^ a, complemented by the mask (mode 3)
     for k in range(4):
         L += [
             f"\tadd.s64 \t%vi, {idx}, {k};",
@@ -41,7 +42,8 @@ def value4(out, idx, mode_fixed, mode_own, a, tag):
             "\txor.b32 \t%vt, %vt, %vu;",
             f"\tmul.lo.u32 \t%vt, %vt, {M2};",
             "\tshr.u32 \t%vu, %vt, 16;",
-            f"\txor.b32 \t{out[k]}, %vt, %vu;",
+            "\txor.b32 \t%vt, %vt, %vu;",
+            f"\txor.b32 \t{out[k]}, %vt, {mask};",
         ]
     L.append(f"\tbra.uni \tV_HAVE_{tag};")
     L.append(f"V_OWN_{tag}:")
@@ -70,7 +72,14 @@ COMMON_REGS = [
     "\t.reg .b32 \t%vhi;",
     "\t.reg .b32 \t%vt;",
     "\t.reg .b32 \t%vu;",
+    "\t.reg .b32 \t%vm<2>;",
+    "\t.reg .pred \t%vp;",
 ]
+
+
+def mask(reg, mode):
+    """reg = all ones when the mode register is 3 (the random pattern's complement), else 0."""
+    return [f"\tsetp.eq.u32 \t%vp, {mode}, 3;", f"\tselp.b32 \t{reg}, -1, 0, %vp;"]
 
 GRID = [
     "\tmov.u32 \t%r3, %ctaid.x;",
@@ -110,12 +119,13 @@ def fill():
         "\tshr.u64 \t%rd6, %rd2, 2;",
         "\tsetp.eq.u32 \t%p2, %r1, 0;",
         "\tsetp.eq.u32 \t%p3, %r1, 1;",
+    ] + mask("%vm0", "%r1") + [
         "FILL_LOOP:",
         "\tsetp.ge.u64 \t%p1, %rd3, %rd6;",
         "\t@%p1 bra \tFILL_DONE;",
         "\tshl.b64 \t%rd7, %rd3, 2;",        # first word index
     ]
-    L += value4(["%e0", "%e1", "%e2", "%e3"], "%rd7", "%p3", "%p2", "%r2", "F")
+    L += value4(["%e0", "%e1", "%e2", "%e3"], "%rd7", "%p3", "%p2", "%r2", "%vm0", "F")
     L += [
         "\tshl.b64 \t%rd8, %rd3, 4;",
         "\tadd.s64 \t%rd9, %rd1, %rd8;",
@@ -175,6 +185,7 @@ def check():
         "\tsetp.eq.u32 \t%p6, %r31, 1;",
         "\tsetp.ne.u32 \t%p7, %r33, 0;",
         "\tcvt.u64.u32 \t%rd21, %r30;",
+    ] + mask("%vm0", "%r1") + mask("%vm1", "%r31") + [
         "CHECK_LOOP:",
         "\tsetp.ge.u64 \t%p1, %rd3, %rd6;",
         "\t@%p1 bra \tCHECK_DONE;",
@@ -183,7 +194,7 @@ def check():
         "\tadd.s64 \t%rd8, %rd1, %rd8;",     # its address
         "\tld.global.v4.u32 \t{%g0, %g1, %g2, %g3}, [%rd8];",
     ]
-    L += value4(["%e0", "%e1", "%e2", "%e3"], "%rd7", "%p3", "%p2", "%r2", "C")
+    L += value4(["%e0", "%e1", "%e2", "%e3"], "%rd7", "%p3", "%p2", "%r2", "%vm0", "C")
     for k in range(4):
         L += [
             f"\tsetp.eq.u32 \t%p4, %g{k}, %e{k};",
@@ -207,7 +218,7 @@ def check():
     L += [
         "\t@!%p7 bra \tCHECK_NEXT;",
     ]
-    L += value4(["%w0", "%w1", "%w2", "%w3"], "%rd7", "%p6", "%p5", "%r32", "R")
+    L += value4(["%w0", "%w1", "%w2", "%w3"], "%rd7", "%p6", "%p5", "%r32", "%vm1", "R")
     L += [
         "\tst.global.v4.u32 \t[%rd8], {%w0, %w1, %w2, %w3};",
         "CHECK_NEXT:",

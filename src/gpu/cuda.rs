@@ -1,27 +1,30 @@
-//! The CUDA backend: the driver API through cudarc's lower layers, loaded at run time.
+//! The CUDA backend: the driver API, loaded at run time from the file the probe resolved
+//! ([`super::cudadrv`]; cudarc's loader would take a toolkit's stub `libcuda.so` first).
 //!
 //! Only calls that exist in every driver from R450 (CUDA 11.0) are used: the primary context
 //! (`cuDevicePrimaryCtxRetain`), `cuMemAlloc_v2`, `cuMemHostAlloc`, `cuModuleLoadDataEx`,
-//! `cuLaunchKernel`, events with `cuEventElapsedTime` (v1, as the cuda-12080 bindings call it).
-//! cudarc's `CudaContext::new` is not used: it queries an attribute R450/R455 lack
-//! (../shared/reference/rust-crates.md section 1).
+//! `cuLaunchKernel`, events with `cuEventElapsedTime` (v1). cudarc's `CudaContext::new` is not
+//! used: it queries an attribute R450/R455 lack (../shared/reference/rust-crates.md section 1).
+//! cudarc supplies only the driver API's types and constants here.
 //!
-//! cudarc panics when a library or symbol is missing, so [`CudaBackend::init`] checks that
-//! libcuda loads before the first call, cuBLAS is loaded by path ([`super::cublas`]), and the
-//! runners call all of this on threads whose panics are caught.
+//! A missing entry point is an error, not a panic; cuBLAS is loaded by path
+//! ([`super::cublas`]), and the runners call all of this on threads whose panics are caught.
 
 use std::collections::HashMap;
-use std::ffi::{c_void, CString};
+use std::ffi::{c_char, c_int, c_uint, c_void, CString};
 
-use cudarc::driver::result as cu;
 use cudarc::driver::sys;
 
+use super::cudadrv::{self, cu, Driver};
 use super::{Arg, Backend, Buf, Device, DeviceInfo, GemmType};
 use crate::snapshot::GpuCallError;
 
 /// The CUDA driver, loaded at run time, and where to look for cuBLAS.
 #[derive(Debug, Default, Clone)]
 pub struct CudaBackend {
+    /// The driver library the probe resolved (`snapshot.driver.libcuda`); the loader's search
+    /// for `libcuda.so.1` when None.
+    pub libcuda: Option<String>,
     /// cuBLAS candidates in order ([`super::cublas::candidates`]); the loader's search by
     /// soname when empty.
     pub cublas: Vec<(Option<u32>, std::path::PathBuf)>,
@@ -62,59 +65,41 @@ impl CudaBackend {
             .cuda_version()
             .and_then(|v| u32::try_from(v / 1000).ok());
         CudaBackend {
+            libcuda: snap.driver.libcuda.get().and_then(|l| l.path.clone()),
             cublas: super::cublas::candidates(&dirs, driver_major),
         }
     }
 }
 
-fn err(call: &str, e: cu::DriverError) -> GpuCallError {
-    GpuCallError {
-        call: call.to_string(),
-        code: Some(e.0 as u32 as i64),
-        name: e
-            .error_name()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default(),
-        message: e
-            .error_string()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_else(|_| "no description from the driver".into()),
-    }
-}
-
-fn check(call: &str, r: sys::CUresult) -> Result<(), GpuCallError> {
-    r.result().map_err(|e| err(call, e))
+/// The driver library this backend loads (once per process).
+fn driver(b: &CudaBackend) -> Result<&'static Driver, GpuCallError> {
+    cudadrv::load(b.libcuda.as_deref())
 }
 
 impl Backend for CudaBackend {
     fn init(&self) -> Result<i32, GpuCallError> {
-        // SAFETY: is_culib_present only tries to dlopen the candidate names.
-        if !unsafe { sys::is_culib_present() } {
-            return Err(GpuCallError {
-                call: "dlopen libcuda".into(),
-                code: None,
-                name: String::new(),
-                message: "the CUDA driver library (libcuda.so.1) could not be loaded: no NVIDIA driver is installed for this system or container".into(),
-            });
+        let d = driver(self)?;
+        let mut v: c_int = 0;
+        // SAFETY: the driver API's signatures; a plain out-parameter.
+        unsafe {
+            cu!(d, "cuInit", fn(c_uint), 0)?;
+            cu!(d, "cuDriverGetVersion", fn(*mut c_int), &mut v)?;
         }
-        cu::init().map_err(|e| err("cuInit", e))?;
-        let mut v = 0i32;
-        // SAFETY: a plain out-parameter.
-        check("cuDriverGetVersion", unsafe {
-            sys::cuDriverGetVersion(&mut v)
-        })?;
         Ok(v)
     }
 
     fn device_count(&self) -> Result<u32, GpuCallError> {
-        cu::device::get_count()
-            .map(|n| n.max(0) as u32)
-            .map_err(|e| err("cuDeviceGetCount", e))
+        let d = driver(self)?;
+        let mut n: c_int = 0;
+        // SAFETY: as above.
+        unsafe { cu!(d, "cuDeviceGetCount", fn(*mut c_int), &mut n)? };
+        Ok(n.max(0) as u32)
     }
 
     fn open(&self, ordinal: u32) -> Result<Box<dyn Device>, GpuCallError> {
+        let d = driver(self)?;
         let blas = super::cublas::load(&self.cublas).ok();
-        Ok(Box::new(CudaDevice::open(ordinal, blas)?))
+        Ok(Box::new(CudaDevice::open(d, ordinal, blas)?))
     }
 
     fn cublas(&self) -> Result<String, String> {
@@ -123,6 +108,7 @@ impl Backend for CudaBackend {
 }
 
 struct CudaDevice {
+    drv: &'static Driver,
     dev: sys::CUdevice,
     ctx: sys::CUcontext,
     info: DeviceInfo,
@@ -133,52 +119,91 @@ struct CudaDevice {
     blas: Option<super::cublas::Handle>,
 }
 
+/// The CUDA device handle type, an `int` in the driver API.
+type CuDevice = sys::CUdevice;
+
 impl CudaDevice {
     fn open(
+        drv: &'static Driver,
         ordinal: u32,
         cublas: Option<&'static super::cublas::Cublas>,
     ) -> Result<CudaDevice, GpuCallError> {
-        let dev = cu::device::get(ordinal as i32).map_err(|e| err("cuDeviceGet", e))?;
-        let attr = |a: sys::CUdevice_attribute, name: &str| -> Result<u32, GpuCallError> {
-            // SAFETY: dev came from cuDeviceGet.
-            unsafe { cu::device::get_attribute(dev, a) }
-                .map(|v| v.max(0) as u32)
-                .map_err(|e| err(name, e))
+        let mut dev: CuDevice = 0;
+        // SAFETY: the driver API's signature; a plain out-parameter.
+        unsafe {
+            cu!(
+                drv,
+                "cuDeviceGet",
+                fn(*mut CuDevice, c_int),
+                &mut dev,
+                ordinal as c_int
+            )?
+        };
+        let attr = |a: sys::CUdevice_attribute| -> Result<u32, GpuCallError> {
+            let mut v: c_int = 0;
+            // SAFETY: dev came from cuDeviceGet; the attribute is an enum value (an int).
+            unsafe {
+                cu!(
+                    drv,
+                    "cuDeviceGetAttribute",
+                    fn(*mut c_int, c_int, CuDevice),
+                    &mut v,
+                    a as c_int,
+                    dev
+                )?
+            };
+            Ok(v.max(0) as u32)
         };
         use sys::CUdevice_attribute as A;
-        let major = attr(
-            A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
-            "cuDeviceGetAttribute",
-        )?;
-        let minor = attr(
-            A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
-            "cuDeviceGetAttribute",
-        )?;
-        let sms = attr(
-            A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
-            "cuDeviceGetAttribute",
-        )?;
+        let major = attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
+        let minor = attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
+        let sms = attr(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
         let mut name = [0u8; 256];
         // SAFETY: the buffer is as long as we say.
-        check("cuDeviceGetName", unsafe {
-            sys::cuDeviceGetName(name.as_mut_ptr().cast(), name.len() as i32, dev)
-        })?;
+        unsafe {
+            cu!(
+                drv,
+                "cuDeviceGetName",
+                fn(*mut c_char, c_int, CuDevice),
+                name.as_mut_ptr().cast(),
+                name.len() as c_int,
+                dev
+            )?
+        };
         let name = c_text(&name);
         let mut bus = [0u8; 64];
         // SAFETY: as above.
-        let pci_bus_id = check("cuDeviceGetPCIBusId", unsafe {
-            sys::cuDeviceGetPCIBusId(bus.as_mut_ptr().cast(), bus.len() as i32, dev)
-        })
+        let pci_bus_id = (|| unsafe {
+            cu!(
+                drv,
+                "cuDeviceGetPCIBusId",
+                fn(*mut c_char, c_int, CuDevice),
+                bus.as_mut_ptr().cast(),
+                bus.len() as c_int,
+                dev
+            )
+        })()
         .ok()
         .map(|_| nvml_bus_id(&c_text(&bus)));
-        let uuid = cu::device::get_uuid(dev).ok().map(|u| uuid_text(&u.bytes));
-        // SAFETY: dev came from cuDeviceGet.
-        let total =
-            unsafe { cu::device::total_mem(dev) }.map_err(|e| err("cuDeviceTotalMem", e))?;
+        let uuid = device_uuid(drv, dev).ok();
+        let mut total: usize = 0;
+        // SAFETY: dev came from cuDeviceGet; a plain out-parameter.
+        unsafe {
+            cu!(drv, "cuDeviceTotalMem_v2" as "cuDeviceTotalMem", fn(*mut usize, CuDevice), &mut total, dev)?
+        };
+        let mut ctx: sys::CUcontext = std::ptr::null_mut();
         // SAFETY: as above; released in Drop.
-        let ctx = unsafe { cu::primary_ctx::retain(dev) }
-            .map_err(|e| err("cuDevicePrimaryCtxRetain", e))?;
+        unsafe {
+            cu!(
+                drv,
+                "cuDevicePrimaryCtxRetain",
+                fn(*mut sys::CUcontext, CuDevice),
+                &mut ctx,
+                dev
+            )?
+        };
         let d = CudaDevice {
+            drv,
             dev,
             ctx,
             info: DeviceInfo {
@@ -202,7 +227,43 @@ impl CudaDevice {
     /// Makes this device's context current on the calling thread.
     fn current(&self) -> Result<(), GpuCallError> {
         // SAFETY: ctx is a retained primary context.
-        unsafe { cu::ctx::set_current(self.ctx) }.map_err(|e| err("cuCtxSetCurrent", e))
+        unsafe { cu!(self.drv, "cuCtxSetCurrent", fn(sys::CUcontext), self.ctx) }
+    }
+
+    /// The kernel `kernel` of the loaded modules, looked up once (`cuModuleGetFunction`, which
+    /// under lazy loading is also when the driver loads it onto the GPU).
+    fn function(&mut self, kernel: &str) -> Result<sys::CUfunction, GpuCallError> {
+        if let Some(f) = self.functions.get(kernel) {
+            return Ok(*f);
+        }
+        let name = CString::new(kernel).unwrap_or_default();
+        let mut last = Err(GpuCallError {
+            call: "cuModuleGetFunction".into(),
+            code: None,
+            name: String::new(),
+            message: format!("no module loaded has a kernel named {kernel}"),
+        });
+        for module in &self.modules {
+            let mut f: sys::CUfunction = std::ptr::null_mut();
+            // SAFETY: module is loaded; name is NUL-terminated.
+            last = (|| unsafe {
+                cu!(
+                    self.drv,
+                    "cuModuleGetFunction",
+                    fn(*mut sys::CUfunction, sys::CUmodule, *const c_char),
+                    &mut f,
+                    *module,
+                    name.as_ptr()
+                )
+            })()
+            .map(|_| f);
+            if last.is_ok() {
+                break;
+            }
+        }
+        let f = last?;
+        self.functions.insert(kernel.to_string(), f);
+        Ok(f)
     }
 
     /// Times `f` (work queued on the null stream) with events; milliseconds.
@@ -211,30 +272,58 @@ impl CudaDevice {
         what: &str,
         f: &mut dyn FnMut() -> Result<(), GpuCallError>,
     ) -> Result<f64, GpuCallError> {
-        let flags = sys::CUevent_flags::CU_EVENT_DEFAULT;
-        let start = cu::event::create(flags).map_err(|e| err("cuEventCreate", e))?;
-        let stop = match cu::event::create(flags) {
+        let d = self.drv;
+        let create = || -> Result<sys::CUevent, GpuCallError> {
+            let mut e: sys::CUevent = std::ptr::null_mut();
+            // SAFETY: a plain out-parameter; CU_EVENT_DEFAULT is 0.
+            unsafe { cu!(d, "cuEventCreate", fn(*mut sys::CUevent, c_uint), &mut e, 0)? };
+            Ok(e)
+        };
+        let destroy = |e: sys::CUevent| {
+            // SAFETY: e was created by create() and is destroyed once.
+            let _ = (|| unsafe { cu!(d, "cuEventDestroy_v2", fn(sys::CUevent), e) })();
+        };
+        let start = create()?;
+        let stop = match create() {
             Ok(s) => s,
             Err(e) => {
-                // SAFETY: created above, destroyed once.
-                let _ = unsafe { cu::event::destroy(start) };
-                return Err(err("cuEventCreate", e));
+                destroy(start);
+                return Err(e);
             }
         };
-        let null = std::ptr::null_mut();
+        let null: sys::CUstream = std::ptr::null_mut();
         // SAFETY: events created above on this context; destroyed below exactly once.
         let r = (|| unsafe {
-            cu::event::record(start, null).map_err(|e| err("cuEventRecord", e))?;
+            cu!(
+                d,
+                "cuEventRecord",
+                fn(sys::CUevent, sys::CUstream),
+                start,
+                null
+            )?;
             f()?;
-            cu::event::record(stop, null).map_err(|e| err("cuEventRecord", e))?;
-            cu::event::synchronize(stop).map_err(|e| err(what, e))?;
-            cu::event::elapsed(start, stop).map_err(|e| err("cuEventElapsedTime", e))
+            cu!(
+                d,
+                "cuEventRecord",
+                fn(sys::CUevent, sys::CUstream),
+                stop,
+                null
+            )?;
+            let sync: unsafe extern "C" fn(sys::CUevent) -> c_int = d.sym("cuEventSynchronize")?;
+            d.check(what, sync(stop))?;
+            let mut ms: f32 = 0.0;
+            cu!(
+                d,
+                "cuEventElapsedTime",
+                fn(*mut f32, sys::CUevent, sys::CUevent),
+                &mut ms,
+                start,
+                stop
+            )?;
+            Ok(ms)
         })();
-        // SAFETY: as above.
-        unsafe {
-            let _ = cu::event::destroy(start);
-            let _ = cu::event::destroy(stop);
-        }
+        destroy(start);
+        destroy(stop);
         r.map(f64::from)
     }
 }
@@ -246,15 +335,27 @@ impl Device for CudaDevice {
 
     fn mem_info(&mut self) -> Result<(u64, u64), GpuCallError> {
         self.current()?;
-        cu::mem_get_info()
-            .map(|(f, t)| (f as u64, t as u64))
-            .map_err(|e| err("cuMemGetInfo", e))
+        let (mut free, mut total) = (0usize, 0usize);
+        // SAFETY: plain out-parameters.
+        unsafe {
+            cu!(
+                self.drv,
+                "cuMemGetInfo_v2" as "cuMemGetInfo",
+                fn(*mut usize, *mut usize),
+                &mut free,
+                &mut total
+            )?
+        };
+        Ok((free as u64, total as u64))
     }
 
     fn alloc(&mut self, bytes: usize) -> Result<Buf, GpuCallError> {
         self.current()?;
-        // SAFETY: freed in free() or Drop.
-        let ptr = unsafe { cu::malloc_sync(bytes) }.map_err(|e| err("cuMemAlloc", e))?;
+        let mut ptr: u64 = 0;
+        // SAFETY: a plain out-parameter; freed in free() or Drop.
+        unsafe {
+            cu!(self.drv, "cuMemAlloc_v2" as "cuMemAlloc", fn(*mut u64, usize), &mut ptr, bytes)?
+        };
         self.allocations.push(ptr);
         Ok(Buf { ptr, bytes })
     }
@@ -264,7 +365,7 @@ impl Device for CudaDevice {
         if let Some(i) = self.allocations.iter().position(|p| *p == buf.ptr) {
             self.allocations.swap_remove(i);
             // SAFETY: allocated by alloc() and not freed before (it was in the list).
-            unsafe { cu::free_sync(buf.ptr) }.map_err(|e| err("cuMemFree", e))?;
+            unsafe { cu!(self.drv, "cuMemFree_v2" as "cuMemFree", fn(u64), buf.ptr)? };
         }
         Ok(())
     }
@@ -273,18 +374,32 @@ impl Device for CudaDevice {
         self.current()?;
         let n = src.len().min(dst.bytes);
         // SAFETY: n bytes fit in both.
-        check("cuMemcpyHtoD", unsafe {
-            sys::cuMemcpyHtoD_v2(dst.ptr, src.as_ptr().cast(), n)
-        })
+        unsafe {
+            cu!(
+                self.drv,
+                "cuMemcpyHtoD_v2" as "cuMemcpyHtoD",
+                fn(u64, *const c_void, usize),
+                dst.ptr,
+                src.as_ptr().cast(),
+                n
+            )
+        }
     }
 
     fn download(&mut self, src: Buf, dst: &mut [u8]) -> Result<(), GpuCallError> {
         self.current()?;
         let n = dst.len().min(src.bytes);
         // SAFETY: n bytes fit in both.
-        check("cuMemcpyDtoH", unsafe {
-            sys::cuMemcpyDtoH_v2(dst.as_mut_ptr().cast(), src.ptr, n)
-        })
+        unsafe {
+            cu!(
+                self.drv,
+                "cuMemcpyDtoH_v2" as "cuMemcpyDtoH",
+                fn(*mut c_void, u64, usize),
+                dst.as_mut_ptr().cast(),
+                src.ptr,
+                n
+            )
+        }
     }
 
     fn pinned_copy_rate(
@@ -294,9 +409,19 @@ impl Device for CudaDevice {
         reps: u32,
     ) -> Result<f64, GpuCallError> {
         self.current()?;
-        // SAFETY: freed below.
-        let host =
-            unsafe { cu::malloc_host(buf.bytes, 0) }.map_err(|e| err("cuMemHostAlloc", e))?;
+        let d = self.drv;
+        let mut host: *mut c_void = std::ptr::null_mut();
+        // SAFETY: a plain out-parameter; freed below.
+        unsafe {
+            cu!(
+                d,
+                "cuMemHostAlloc",
+                fn(*mut *mut c_void, usize, c_uint),
+                &mut host,
+                buf.bytes,
+                0
+            )?
+        };
         // Defined contents (the trait's promise: a host-to-device copy leaves zeros), and every
         // page touched before the timed copies.
         // SAFETY: host points to buf.bytes writable bytes, allocated just above.
@@ -310,15 +435,31 @@ impl Device for CudaDevice {
         let mut result = Ok(());
         for _ in 0..reps.saturating_add(1) {
             let mut copy = || {
+                let null: sys::CUstream = std::ptr::null_mut();
                 // SAFETY: host and buf are both buf.bytes long.
-                let r = unsafe {
+                unsafe {
                     if to_device {
-                        sys::cuMemcpyHtoDAsync_v2(buf.ptr, host, buf.bytes, std::ptr::null_mut())
+                        cu!(
+                            d,
+                            "cuMemcpyHtoDAsync_v2" as "cuMemcpyHtoDAsync",
+                            fn(u64, *const c_void, usize, sys::CUstream),
+                            buf.ptr,
+                            host,
+                            buf.bytes,
+                            null
+                        )
                     } else {
-                        sys::cuMemcpyDtoHAsync_v2(host, buf.ptr, buf.bytes, std::ptr::null_mut())
+                        cu!(
+                            d,
+                            "cuMemcpyDtoHAsync_v2" as "cuMemcpyDtoHAsync",
+                            fn(*mut c_void, u64, usize, sys::CUstream),
+                            host,
+                            buf.ptr,
+                            buf.bytes,
+                            null
+                        )
                     }
-                };
-                check(call, r)
+                }
             };
             match self.timed(call, &mut copy) {
                 Ok(ms) => best = best.min(ms),
@@ -329,7 +470,7 @@ impl Device for CudaDevice {
             }
         }
         // SAFETY: allocated above with cuMemHostAlloc.
-        let _ = unsafe { cu::free_host(host) };
+        let _ = unsafe { cu!(d, "cuMemFreeHost", fn(*mut c_void), host) };
         result?;
         Ok(rate_gbps(buf.bytes as f64, best))
     }
@@ -349,17 +490,27 @@ impl Device for CudaDevice {
         ];
         let mut vals: [*mut c_void; 2] = [log.as_mut_ptr().cast(), log.len() as *mut c_void];
         let mut module: sys::CUmodule = std::ptr::null_mut();
-        // SAFETY: the image is NUL-terminated; the log buffer outlives the call.
+        // SAFETY: the image is NUL-terminated; the log buffer outlives the call; the options
+        // are enum values (ints).
         let r = unsafe {
-            sys::cuModuleLoadDataEx(
+            cu!(
+                self.drv,
+                "cuModuleLoadDataEx",
+                fn(
+                    *mut sys::CUmodule,
+                    *const c_void,
+                    c_uint,
+                    *mut sys::CUjit_option,
+                    *mut *mut c_void,
+                ),
                 &mut module,
                 image.as_ptr().cast(),
-                opts.len() as u32,
+                opts.len() as c_uint,
                 opts.as_mut_ptr(),
-                vals.as_mut_ptr(),
+                vals.as_mut_ptr()
             )
         };
-        if let Err(mut e) = check("cuModuleLoadDataEx", r) {
+        if let Err(mut e) = r {
             let jit = c_text(&log);
             if !jit.trim().is_empty() {
                 e.message = format!("{}; JIT log: {}", e.message, jit.trim());
@@ -367,6 +518,14 @@ impl Device for CudaDevice {
             return Err(e);
         }
         self.modules.push(module);
+        Ok(())
+    }
+
+    fn load_kernels(&mut self, names: &[&str]) -> Result<(), GpuCallError> {
+        self.current()?;
+        for k in names {
+            self.function(k)?;
+        }
         Ok(())
     }
 
@@ -378,32 +537,7 @@ impl Device for CudaDevice {
         args: &[Arg],
     ) -> Result<f64, GpuCallError> {
         self.current()?;
-        let f = match self.functions.get(kernel) {
-            Some(f) => *f,
-            None => {
-                let name = CString::new(kernel).unwrap_or_default();
-                let mut last = Err(GpuCallError {
-                    call: "cuModuleGetFunction".into(),
-                    code: None,
-                    name: String::new(),
-                    message: format!("no module loaded has a kernel named {kernel}"),
-                });
-                for module in &self.modules {
-                    let mut f: sys::CUfunction = std::ptr::null_mut();
-                    // SAFETY: module is loaded; name is NUL-terminated.
-                    last = check("cuModuleGetFunction", unsafe {
-                        sys::cuModuleGetFunction(&mut f, *module, name.as_ptr())
-                    })
-                    .map(|_| f);
-                    if last.is_ok() {
-                        break;
-                    }
-                }
-                let f = last?;
-                self.functions.insert(kernel.to_string(), f);
-                f
-            }
-        };
+        let f = self.function(kernel)?;
         // Each argument in its own 8-byte slot; the driver reads as many bytes as the
         // kernel's parameter has (4 for u32/f32: the low bytes on little-endian machines).
         let mut slots: Vec<u64> = args
@@ -419,20 +553,41 @@ impl Device for CudaDevice {
             .iter_mut()
             .map(|s| (s as *mut u64).cast::<c_void>())
             .collect();
+        let d = self.drv;
         self.timed("cuLaunchKernel", &mut || {
+            let null: sys::CUstream = std::ptr::null_mut();
             // SAFETY: the parameters match the kernel's signature (the runners pass them in
             // the order the PTX declares) and live until the launch returns.
             unsafe {
-                cu::launch_kernel(
+                cu!(
+                    d,
+                    "cuLaunchKernel",
+                    fn(
+                        sys::CUfunction,
+                        c_uint,
+                        c_uint,
+                        c_uint,
+                        c_uint,
+                        c_uint,
+                        c_uint,
+                        c_uint,
+                        sys::CUstream,
+                        *mut *mut c_void,
+                        *mut *mut c_void,
+                    ),
                     f,
-                    (grid.max(1), 1, 1),
-                    (block.max(1), 1, 1),
+                    grid.max(1),
+                    1,
+                    1,
+                    block.max(1),
+                    1,
+                    1,
                     0,
-                    std::ptr::null_mut(),
-                    &mut params,
+                    null,
+                    params.as_mut_ptr(),
+                    std::ptr::null_mut()
                 )
             }
-            .map_err(|e| err("cuLaunchKernel", e))
         })
     }
 
@@ -541,14 +696,50 @@ impl Drop for CudaDevice {
             if let (Some(h), Some(lib)) = (self.blas.take(), self.cublas) {
                 lib.destroy(h);
             }
+            let d = self.drv;
             for p in self.allocations.drain(..) {
-                let _ = cu::free_sync(p);
+                let _ = (|| cu!(d, "cuMemFree_v2", fn(u64), p))();
             }
             for m in self.modules.drain(..) {
-                let _ = cu::module::unload(m);
+                let _ = (|| cu!(d, "cuModuleUnload", fn(sys::CUmodule), m))();
             }
-            let _ = cu::primary_ctx::release(self.dev);
+            let dev = self.dev;
+            let _ = (|| cu!(d, "cuDevicePrimaryCtxRelease_v2", fn(CuDevice), dev))();
         }
+    }
+}
+
+/// The device's UUID as nvidia-smi and `CUDA_VISIBLE_DEVICES` name it.
+///
+/// `cuDeviceGetUuid` (v1) gives a MIG instance its parent GPU's UUID, which in
+/// `CUDA_VISIBLE_DEVICES` selects no device inside a MIG-partitioned GPU; `cuDeviceGetUuid_v2`
+/// (CUDA 11.4 drivers, R470 on) gives the instance its own. v2 is called only when the driver
+/// exports it (R450/R460 do not), and an answer that differs from v1's is a MIG instance
+/// ("MIG-…", the form nvidia-smi -L prints from R470; NVIDIA MIG User Guide, "CUDA Device
+/// Enumeration").
+fn device_uuid(drv: &Driver, dev: CuDevice) -> Result<String, GpuCallError> {
+    let read = |sym: &'static str| -> Result<[c_char; 16], GpuCallError> {
+        let mut u = [0 as c_char; 16];
+        // SAFETY: both versions take a 16-byte CUuuid out-parameter and a device.
+        let f: unsafe extern "C" fn(*mut c_char, CuDevice) -> c_int = unsafe { drv.sym(sym)? };
+        // SAFETY: as above.
+        drv.check(sym, unsafe { f(u.as_mut_ptr(), dev) })?;
+        Ok(u)
+    };
+    let v1 = read("cuDeviceGetUuid")?;
+    let v2 = if drv.has("cuDeviceGetUuid_v2") {
+        read("cuDeviceGetUuid_v2").ok()
+    } else {
+        None
+    };
+    Ok(uuid_name(&v1, v2.as_ref()))
+}
+
+/// "GPU-…" from v1's bytes, or "MIG-…" from v2's when they differ (a MIG instance).
+pub fn uuid_name(v1: &[c_char; 16], v2: Option<&[c_char; 16]>) -> String {
+    match v2 {
+        Some(u) if u != v1 => format!("MIG-{}", uuid_text(u)),
+        _ => format!("GPU-{}", uuid_text(v1)),
     }
 }
 
@@ -578,12 +769,12 @@ pub fn nvml_bus_id(s: &str) -> String {
     }
 }
 
-/// "GPU-" and the 16 bytes in the 8-4-4-4-12 form nvidia-smi prints.
-fn uuid_text(b: &[std::ffi::c_char; 16]) -> String {
+/// The 16 bytes in the 8-4-4-4-12 form nvidia-smi prints.
+fn uuid_text(b: &[c_char; 16]) -> String {
     let hex: Vec<String> = b.iter().map(|x| format!("{:02x}", *x as u8)).collect();
     let j = |r: std::ops::Range<usize>| hex.get(r).map(|s| s.concat()).unwrap_or_default();
     format!(
-        "GPU-{}-{}-{}-{}-{}",
+        "{}-{}-{}-{}-{}",
         j(0..4),
         j(4..6),
         j(6..8),

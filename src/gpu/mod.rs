@@ -1,13 +1,14 @@
 //! GPU work: the smoke tests of `check` (and, later, `stress`) run through a narrow backend trait.
 //!
 //! [`Backend`] and [`Device`] are the only way GPU code reaches a GPU. The real one,
-//! [`cuda::CudaBackend`], calls the CUDA driver API through cudarc with our own PTX
+//! [`cuda::CudaBackend`], calls the CUDA driver API ([`cudadrv`]) with our own PTX
 //! ([`SMOKE_PTX`]); tests drive the same runners with a backend that fails where they ask. The
 //! runners check every result on the host and turn what happened into plain snapshot data
 //! ([`crate::snapshot::SmokeRun`]), which rules judge like any other fact.
 
 pub mod cublas;
 pub mod cuda;
+pub mod cudadrv;
 pub mod sim;
 pub mod smoke;
 pub mod stress;
@@ -82,6 +83,15 @@ pub trait Device {
     /// Loads a PTX module (JIT-compiled by the driver); its kernels can then be launched. Modules
     /// loaded earlier stay loaded.
     fn load_module(&mut self, ptx: &str) -> Result<(), GpuCallError>;
+    /// Loads the named kernels of the loaded modules onto the GPU now. With lazy loading
+    /// (`CUDA_MODULE_LOADING=LAZY`, the default from CUDA 12.2) the driver loads a kernel at
+    /// `cuModuleGetFunction`, which needs device memory; after the memory test has taken the
+    /// free memory, that can fail with CUDA_ERROR_OUT_OF_MEMORY (CUDA C++ Programming Guide,
+    /// "Lazy Loading", "Possible issues: allocators"). The default does nothing.
+    fn load_kernels(&mut self, names: &[&str]) -> Result<(), GpuCallError> {
+        let _ = names;
+        Ok(())
+    }
     /// Launches `kernel` of the loaded module on a 1-D grid and waits; returns milliseconds.
     fn launch(
         &mut self,

@@ -4,8 +4,10 @@
 //! without a GPU. Chosen with the hidden variable `GPUDOCTOR_SIM_GPUS=N`; faults with
 //! `GPUDOCTOR_SIM_FAULTS` (comma-separated): `stuck-bit` (one memory bit reads back flipped),
 //! `bad-fma` (one FMA thread class computes wrong), `bad-gemm` (one element of the fifth GEMM differs),
-//! `slow` (each kernel takes 50 ms), `maxwell` (no fp16/bf16 GemmEx), `noxid` (GPU 0's Xid events not watchable), `xidN` such as `xid79` (Xid N reported once by the simulated watch). Each simulated
-//! GPU has `GPUDOCTOR_SIM_MEM_MIB` MiB of memory (default 16).
+//! `slow` (each kernel takes 50 ms), `maxwell` (no fp16/bf16 GemmEx), `fragmented` (no allocation over 2 MiB), `noxid` (GPU 0's Xid events not watchable), `xidN` such as `xid79` (Xid N reported once by the simulated watch). Each simulated
+//! GPU has `GPUDOCTOR_SIM_MEM_MIB` MiB of memory (default 16). With `GPUDOCTOR_SIM_NVML=1`,
+//! `stress` watches the simulated GPUs through the real NVML code (the tests' stand-in
+//! libnvidia-ml) instead of the simulated watch.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -28,6 +30,9 @@ pub struct SimFaults {
     pub xid: Option<u64>,
     /// `noxid`: GPU 0's Xid events cannot be watched (as on a GPU whose driver offers none).
     pub noxid: bool,
+    /// `fragmented`: an allocation over 2 MiB fails with out-of-memory (fragmented memory), so
+    /// the memory test holds many small chunks.
+    pub fragmented: bool,
 }
 
 impl SimFaults {
@@ -40,6 +45,7 @@ impl SimFaults {
             slow: has("slow"),
             maxwell: has("maxwell"),
             noxid: has("noxid"),
+            fragmented: has("fragmented"),
             xid: s
                 .split(',')
                 .find_map(|x| x.trim().strip_prefix("xid")?.parse().ok()),
@@ -103,7 +109,15 @@ pub struct SimDevice {
     gemm_runs: u32,
     /// fma_burn's expected results for the last iteration count asked for.
     fma_cache: Option<(u32, Vec<f32>)>,
+    /// Kernels loaded onto the simulated GPU (lazy loading: at first use or `load_kernels`).
+    loaded: std::collections::HashSet<String>,
 }
+
+/// Device memory a kernel takes when it is loaded, as under lazy loading
+/// (`CUDA_MODULE_LOADING=LAZY`): a kernel first used after the memory is full fails with
+/// CUDA_ERROR_OUT_OF_MEMORY. The size is a model, chosen so that on a 4 MiB simulated GPU the
+/// five kernels `stress` first launches after its fill do not fit in the 3 % it leaves.
+pub const SIM_KERNEL_BYTES: u64 = 32 << 10;
 
 fn oom(call: &str) -> GpuCallError {
     GpuCallError {
@@ -140,6 +154,7 @@ impl SimDevice {
             faults,
             gemm_runs: 0,
             fma_cache: None,
+            loaded: std::collections::HashSet::new(),
         }
     }
     fn buf(&mut self, b: Option<&Arg>) -> Result<&mut Vec<u8>, GpuCallError> {
@@ -150,6 +165,21 @@ impl SimDevice {
                 .ok_or_else(|| bad_arg("cuLaunchKernel", "unknown pointer")),
             _ => Err(bad_arg("cuLaunchKernel", "not a pointer")),
         }
+    }
+    /// Loads a kernel (once), taking [`SIM_KERNEL_BYTES`] of device memory.
+    fn load_kernel(&mut self, k: &str) -> Result<(), GpuCallError> {
+        if self.loaded.contains(k) {
+            return Ok(());
+        }
+        if self.used + SIM_KERNEL_BYTES > self.info.total_bytes {
+            return Err(GpuCallError {
+                message: format!("out of memory loading kernel {k} (lazy loading)"),
+                ..oom("cuModuleGetFunction")
+            });
+        }
+        self.used += SIM_KERNEL_BYTES;
+        self.loaded.insert(k.to_string());
+        Ok(())
     }
     fn word(v: &[u8], i: usize) -> u32 {
         v.get(i * 4..i * 4 + 4)
@@ -197,7 +227,9 @@ impl Device for SimDevice {
         ))
     }
     fn alloc(&mut self, bytes: usize) -> Result<Buf, GpuCallError> {
-        if self.used + bytes as u64 > self.info.total_bytes {
+        if self.used + bytes as u64 > self.info.total_bytes
+            || (self.faults.fragmented && bytes > 2 << 20)
+        {
             return Err(oom("cuMemAlloc"));
         }
         let p = self.next;
@@ -245,6 +277,12 @@ impl Device for SimDevice {
     fn load_module(&mut self, _ptx: &str) -> Result<(), GpuCallError> {
         Ok(())
     }
+    fn load_kernels(&mut self, names: &[&str]) -> Result<(), GpuCallError> {
+        for k in names {
+            self.load_kernel(k)?;
+        }
+        Ok(())
+    }
     fn launch(
         &mut self,
         kernel: &str,
@@ -252,6 +290,7 @@ impl Device for SimDevice {
         block: u32,
         args: &[Arg],
     ) -> Result<f64, GpuCallError> {
+        self.load_kernel(kernel)?;
         if self.faults.slow {
             std::thread::sleep(Duration::from_millis(50));
         }

@@ -3,7 +3,8 @@
 //! Steps, in order, each timed; the first failure skips the rest of that GPU's steps:
 //! 1. `context`: the device's primary context (the driver API, no cudart).
 //! 2. `memory`: 64 MiB written from the host, read back, every byte compared.
-//! 3. `pcie`: host-to-device and device-to-host copy rates with pinned memory.
+//! 3. `pcie`: host-to-device and device-to-host copy rates with pinned memory, one GPU at a
+//!    time (GPUs sharing a PCIe switch would otherwise each see a share of it).
 //! 4. `module`: our own PTX (ISA 7.0, sm_52), JIT-compiled by the driver for this GPU.
 //! 5. `kernel`: integer and floating-point results compared exactly with the host's.
 //! 6. `d2d`: a device-to-device copy through the SMs, its rate, the copy verified.
@@ -280,6 +281,7 @@ fn gpu_steps(
         g.index = index;
         g.name = Some(info.name.clone());
         g.pci_bus_id = info.pci_bus_id.clone();
+        g.uuid = info.uuid.clone();
         g.compute_capability = Some(format!(
             "{}.{}",
             info.compute_capability.0, info.compute_capability.1
@@ -339,14 +341,19 @@ fn steps_on(
         let _ = dev.free(scratch);
         r
     });
-    let r = r.map(|(h2d, d2h)| {
+    let r = r.map(|(h2d, d2h, alongside)| {
         set(shared, |g| {
             g.h2d_gbps = Some(super::round2(h2d));
             g.d2h_gbps = Some(super::round2(d2h));
         });
         format!(
-            "pinned copies of {} MiB: host to device {h2d:.1} GB/s, device to host {d2h:.1} GB/s",
-            SMOKE_BYTES >> 20
+            "pinned copies of {} MiB: host to device {h2d:.1} GB/s, device to host {d2h:.1} GB/s{}",
+            SMOKE_BYTES >> 20,
+            if alongside {
+                " (measured while another GPU's copies ran: it had not finished them within 3 s)"
+            } else {
+                ""
+            }
         )
     });
     if !record(shared, "pcie", t, r) {
@@ -503,10 +510,35 @@ fn arith(dev: &mut dyn Device) -> Result<String, GpuCallError> {
 }
 
 /// Host-to-device and device-to-host rates with pinned memory, measured on `scratch`.
-fn pcie_rates(dev: &mut dyn Device, scratch: Buf) -> Result<(f64, f64), GpuCallError> {
+/// One GPU's pinned copies at a time, process-wide: GPUs behind one PCIe switch (or sharing
+/// the host's root port or memory bandwidth) measured at once each see a share of the link
+/// and would all look degraded.
+static PCIE_COPIES: Mutex<()> = Mutex::new(());
+
+/// How long a GPU waits for another GPU's copies before measuring anyway: a GPU stuck in a
+/// copy must not make every other GPU time out in this step too.
+const PCIE_WAIT: Duration = Duration::from_secs(3);
+
+/// Host-to-device and device-to-host rates, measured while no other GPU of this process
+/// copies; the third value says the wait for the others ran out (measured alongside them).
+fn pcie_rates(dev: &mut dyn Device, scratch: Buf) -> Result<(f64, f64, bool), GpuCallError> {
+    let waited = Instant::now();
+    let guard = loop {
+        match PCIE_COPIES.try_lock() {
+            Ok(g) => break Some(g),
+            // A thread that panicked while holding it left nothing half-done to protect.
+            Err(std::sync::TryLockError::Poisoned(p)) => break Some(p.into_inner()),
+            Err(std::sync::TryLockError::WouldBlock) if waited.elapsed() < PCIE_WAIT => {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            Err(std::sync::TryLockError::WouldBlock) => break None,
+        }
+    };
+    let shared = guard.is_none();
     let h2d = dev.pinned_copy_rate(scratch, true, 3)?;
     let d2h = dev.pinned_copy_rate(scratch, false, 3)?;
-    Ok((h2d, d2h))
+    drop(guard);
+    Ok((h2d, d2h, shared))
 }
 
 fn d2d(dev: &mut dyn Device, src: Buf, pattern: &[u8], sms: u32) -> Result<f64, GpuCallError> {

@@ -76,6 +76,36 @@ impl<T> Pending<T> {
     }
 }
 
+impl<T> Pending<T> {
+    /// As [`Pending::wait`], but gives up (TimedOut) as soon as `stop` is set: a signal must
+    /// not wait for a probe stuck in a driver.
+    pub fn wait_unless(
+        self,
+        deadline: Instant,
+        stop: &std::sync::atomic::AtomicBool,
+    ) -> (Outcome<T>, Duration) {
+        loop {
+            let now = Instant::now();
+            let slice = (now + Duration::from_millis(50)).min(deadline);
+            match self.rx.recv_timeout(slice.saturating_duration_since(now)) {
+                Ok((Ok(v), took)) => return (Outcome::Done(v), took),
+                Ok((Err(payload), took)) => {
+                    return (Outcome::Panicked(panic_message(payload.as_ref())), took)
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    return (Outcome::TimedOut, self.started.elapsed())
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    if Instant::now() >= deadline || stop.load(std::sync::atomic::Ordering::SeqCst)
+                    {
+                        return (Outcome::TimedOut, self.started.elapsed());
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// The text of a panic payload.
 pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     if let Some(s) = payload.downcast_ref::<String>() {

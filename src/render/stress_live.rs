@@ -54,8 +54,8 @@ fn describe(e: &Event) -> Option<String> {
             first
                 .first()
                 .map(|e| format!(
-                    ", first at offset {:#x} (expected {:#010x}, read {:#010x})",
-                    e.offset, e.expected, e.actual
+                    ", first in chunk {} at offset {:#x} (expected {:#010x}, read {:#010x})",
+                    e.chunk, e.offset, e.expected, e.actual
                 ))
                 .unwrap_or_default()
         )),

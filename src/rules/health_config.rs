@@ -38,11 +38,11 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
         match g.compute_mode.get().map(String::as_str) {
             Some("prohibited") => out.push(doc.finding(Severity::Error, format!("{l}: compute mode is PROHIBITED"),
                 "No CUDA context can be created on this GPU: programs fail with 'CUDA-capable device(s) is/are busy or unavailable' (46).".to_string())
-                .fix("Set the default compute mode:", &["sudo nvidia-smi -i <index> -c DEFAULT"])
+                .fix_owned("Set the default compute mode:", vec![format!("sudo nvidia-smi -i {} -c DEFAULT", g.index)])
                 .evidence(json!({"compute_mode": "prohibited"})).on_gpu(g.index)),
             Some("exclusive_process") | Some("exclusive_thread") => out.push(doc.finding(Severity::Info, format!("{l}: compute mode is exclusive"),
                 "Only one process at a time can use this GPU; a second one gets 'CUDA-capable device(s) is/are busy or unavailable' (46). Intended on shared clusters, surprising elsewhere.".to_string())
-                .fix("If not intended, set the default compute mode:", &["sudo nvidia-smi -i <index> -c DEFAULT"])
+                .fix_owned("If not intended, set the default compute mode:", vec![format!("sudo nvidia-smi -i {} -c DEFAULT", g.index)])
                 .evidence(json!({"compute_mode": g.compute_mode.get()})).on_gpu(g.index)),
             _ => {}
         }
@@ -51,7 +51,7 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
             if m.current && instances == Some(0) {
                 out.push(doc.finding(Severity::Error, format!("{l}: MIG is enabled but no MIG instance exists"),
                     "With MIG on and no GPU/compute instance, CUDA sees no device on this GPU ('no CUDA-capable device is detected', 100).".to_string())
-                    .fix("Create instances, or disable MIG (may need a GPU reset):", &["sudo nvidia-smi mig -i <index> -cgi <profile> -C", "sudo nvidia-smi -i <index> -mig 0"])
+                    .fix_owned("Create instances (nvidia-smi mig -lgip lists the profiles), or disable MIG (may need a GPU reset):", vec![format!("sudo nvidia-smi mig -i {} -lgip", g.index), format!("sudo nvidia-smi mig -i {} -cgi <profile> -C", g.index), format!("sudo nvidia-smi -i {} -mig 0", g.index)])
                     .evidence(json!({"mig_mode": m, "mig_devices": instances})).on_gpu(g.index));
             }
             if m.current != m.pending {
@@ -65,9 +65,9 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
                             if m.pending { "on" } else { "off" }
                         ),
                     )
-                    .fix(
+                    .fix_owned(
                         "Reset the GPU to apply it:",
-                        &["sudo nvidia-smi -r -i <index>"],
+                        vec![format!("sudo nvidia-smi -r -i {}", g.index)],
                     )
                     .evidence(json!({"mig_mode": m}))
                     .on_gpu(g.index),

@@ -35,7 +35,7 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
         if lost || reset {
             out.push(doc.finding(Severity::Error, format!("{}: {}", g.label(), if lost { "the GPU is lost (fallen off the bus)" } else { "the GPU needs a reset" }),
                 if lost { "NVML answers NVML_ERROR_GPU_IS_LOST: the driver can no longer reach this GPU.".to_string() } else { "NVML answers NVML_ERROR_RESET_REQUIRED: the GPU must be reset before it can be used again.".to_string() })
-                .fix("Drain the node and reset the GPU, or reboot:", &["sudo nvidia-smi -r -i <index>", "sudo reboot"])
+                .fix_owned("Drain the node and reset the GPU, or reboot:", vec![format!("sudo nvidia-smi -r -i {}", g.index), "sudo reboot".into()])
                 .evidence(json!({"lost": lost, "reset_required": reset}))
                 .on_gpu(g.index));
         }

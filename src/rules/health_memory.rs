@@ -47,10 +47,17 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
             f.category = cat;
             out.push(f);
         };
-        let reset: &[&str] = &[
-            "nvidia-smi -q -d ECC,PAGE_RETIREMENT,ROW_REMAPPER",
-            "sudo nvidia-smi -r -i <index>   # with no process on the GPU",
+        let reset_cmds = [
+            format!(
+                "nvidia-smi -q -d ECC,PAGE_RETIREMENT,ROW_REMAPPER -i {}",
+                g.index
+            ),
+            format!(
+                "sudo nvidia-smi -r -i {}   # with no process on the GPU",
+                g.index
+            ),
         ];
+        let reset: &[&str] = &[reset_cmds[0].as_str(), reset_cmds[1].as_str()];
         if let Some(e) = &h.ecc {
             if e.volatile_uncorrected.unwrap_or(0) > 0 {
                 push(Severity::Error, Category::EccMemory, format!("{label}: {} uncorrectable ECC error(s) since the driver loaded", e.volatile_uncorrected.unwrap_or(0)),

@@ -22,9 +22,11 @@ pub const RULE: Rule = Rule {
     check,
 };
 
-/// The fix for a failure of this category: text and commands a person can paste.
+/// The fix for a failure of this category: text and commands a person can paste. Commands
+/// that name a GPU (`nvidia-smi -i`, `--gpu`) are left out when its NVML index is unknown
+/// (a failure before the device was matched to NVML): a placeholder cannot be pasted.
 fn fix_for(c: Category, index: Option<u32>) -> (&'static str, Vec<String>) {
-    let i = index.map(|i| i.to_string()).unwrap_or_else(|| "N".into());
+    let per_gpu = |f: &dyn Fn(u32) -> String| index.map(f).into_iter();
     match c {
         Category::DriverTooOld => (
             "Install a newer NVIDIA driver (gpudoctor recommend names one that fits your frameworks):",
@@ -51,19 +53,26 @@ fn fix_for(c: Category, index: Option<u32>) -> (&'static str, Vec<String>) {
         ),
         Category::EccMemory => (
             "An uncorrectable memory error: drain the node, reset the GPU (or reboot), and check the row-remapping state; replace the GPU if it recurs:",
-            vec![format!("sudo nvidia-smi -r -i {i}"), "nvidia-smi -q -d ROW_REMAPPER,ECC".into()],
+            per_gpu(&|i| format!("sudo nvidia-smi -r -i {i}"))
+                .chain(["nvidia-smi -q -d ROW_REMAPPER,ECC".to_string()])
+                .collect(),
         ),
+        // CUDA_ERROR_STUB_LIBRARY (34): the libcuda.so.1 the loader resolves is a toolkit's
+        // link stub (its stubs/ directory, or a link to it, ahead of the driver's).
         Category::DriverMissing => (
-            "libcuda.so is a stub (from a CUDA toolkit's stubs/ directory) ahead of the driver's libcuda.so.1: remove that directory from LD_LIBRARY_PATH.",
-            vec!["echo $LD_LIBRARY_PATH".into()],
+            "The libcuda.so.1 the loader finds is a CUDA toolkit's link stub, not the driver's: remove the toolkit's stubs directory from LD_LIBRARY_PATH (and your shell profile), and any libcuda.so.1 link into it:",
+            vec![
+                "echo $LD_LIBRARY_PATH".into(),
+                "export LD_LIBRARY_PATH=$(echo \"$LD_LIBRARY_PATH\" | tr ':' '\\n' | grep -v '/stubs' | paste -sd:)".into(),
+            ],
         ),
         _ => (
             "Look for Xid errors in the kernel log, reset the GPU, and run a stress test before trusting it again:",
-            vec![
-                "sudo dmesg | grep -E 'NVRM|Xid' | tail -20".into(),
-                format!("sudo nvidia-smi -r -i {i}"),
-                format!("gpudoctor stress --minutes 5 --gpu {i}"),
-            ],
+            ["sudo dmesg | grep -E 'NVRM|Xid' | tail -20".to_string()]
+                .into_iter()
+                .chain(per_gpu(&|i| format!("sudo nvidia-smi -r -i {i}")))
+                .chain(per_gpu(&|i| format!("gpudoctor stress --minutes 5 --gpu {i}")))
+                .collect(),
         ),
     }
 }
@@ -92,12 +101,62 @@ fn finding(
     f
 }
 
+/// GPUs (NVML index) with persistence mode off while nvidia-persistenced is not running.
+fn without_persistence(ctx: &Context) -> Vec<u32> {
+    let persistenced = ctx.snap.driver.daemons.get().is_some_and(|d| {
+        d.iter()
+            .any(|x| x.name == "nvidia-persistenced" && x.running)
+    });
+    if persistenced {
+        return Vec::new();
+    }
+    ctx.snap
+        .gpu_list()
+        .iter()
+        .filter(|g| g.persistence_mode.get() == Some(&false))
+        .map(|g| g.index)
+        .collect()
+}
+
+/// A smoke run that timed out while the driver was bringing GPUs up (cuInit, or a GPU's
+/// `context` step) on a node with persistence mode off: without persistence the driver
+/// initialises every GPU when a process first opens it, 1-3 s per GPU and more on an 8-GPU
+/// node, and the smoke tests' deadline can pass before they are up (NVIDIA Driver Persistence,
+/// docs.nvidia.com/deploy/driver-persistence). Says so in the finding's detail and fix.
+fn persistence_hint(f: Finding, off: &[u32]) -> Finding {
+    if off.is_empty() {
+        return f;
+    }
+    let list: Vec<String> = off.iter().map(|i| i.to_string()).collect();
+    let mut f = f;
+    f.detail = format!(
+        "{} Persistence mode is off on GPU {} and nvidia-persistenced is not running: the driver initialises each GPU when a process first opens it (1-3 s per GPU, GPUs one after another), which is the likely reason the deadline passed.",
+        f.detail,
+        list.join(", ")
+    );
+    if let Some(o) = f.evidence.as_object_mut() {
+        o.insert("persistence_mode_off".into(), json!(off));
+    }
+    f.fix_owned(
+        "Keep the GPUs initialised with the persistence daemon (or legacy persistence mode), then check again; or give check more time (--timeout):",
+        vec![
+            "sudo systemctl enable --now nvidia-persistenced".into(),
+            "sudo nvidia-smi -pm 1".into(),
+        ],
+    )
+}
+
 fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
     let Some(run) = ctx.snap.smoke.get() else {
         return Vec::new();
     };
+    let off = without_persistence(ctx);
     if let Some(e) = &run.error {
-        return vec![finding(
+        // A timeout (no CUresult, no name) while the driver initialised.
+        let init_timeout = e.code.is_none()
+            && e.name.is_empty()
+            && matches!(e.call.as_str(), "cuInit" | "cuDeviceGetCount");
+        let f = finding(
             doc,
             format!(
                 "The CUDA driver could not be initialised for the smoke tests ({})",
@@ -110,7 +169,12 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
             e,
             false,
             None,
-        )];
+        );
+        return vec![if init_timeout {
+            persistence_hint(f, &off)
+        } else {
+            f
+        }];
     }
     run.gpus
         .iter()
@@ -131,13 +195,22 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
             } else {
                 format!("failed: {}", err.name)
             };
-            Some(finding(
+            let f = finding(
                 doc,
                 format!("{}: smoke test '{}' {what}", g.label(), step.name),
                 &err,
                 timed_out,
                 g.index,
-            ))
+            );
+            Some(if timed_out && step.name == "context" {
+                persistence_hint(f, &off)
+            } else {
+                f
+            })
         })
         .collect()
 }
+
+#[cfg(test)]
+#[path = "smoke_failed_tests.rs"]
+mod tests;

@@ -12,7 +12,7 @@ pub const RULE: Rule = Rule {
         category: Category::StressFailure,
         area: Area::Stress,
         summary: "GPU memory read back wrong under memtest patterns",
-        what: "Fills nearly all free GPU memory with memtest patterns (own address, walking ones and zeros, 0xAAAAAAAA/0x55555555, seeded random), each as a moving inversion, verified on the GPU; reports every wrong word with its offset, the expected and actual values and the flipped bits.",
+        what: "Fills nearly all free GPU memory with memtest patterns (own address, walking ones and zeros, 0xAAAAAAAA/0x55555555, seeded random), each as a moving inversion, verified on the GPU; reports every wrong word with its chunk and offset, the expected and actual values and the flipped bits, and warns when the run ended before one full round.",
         why: "A bit that flips under load corrupts training silently or ends in Xid 48/63/94/95; ECC hides single-bit errors, so a wrong word here is a failing GPU (cuda_memtest, memtestG80).",
         fix: "Drain the GPU, check its row-remapping state, reset it and test again; replace it if errors recur.",
     },
@@ -41,7 +41,9 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
         };
         // Flips that --inject-faults wrote itself and found again are the self-test, not the GPU.
         let real_errors = g.memory_errors.saturating_sub(g.injected_found);
-        let gpu = g.index.unwrap_or(g.ordinal);
+        // Commands that name the GPU need its NVML index (nvidia-smi -i, stress --gpu), not the
+        // CUDA ordinal; without one they are left out rather than guessed.
+        let gpu_cmds = |f: &dyn Fn(u32) -> String| g.index.map(f).into_iter();
         if real_errors > 0 {
             let first: Vec<String> = g
                 .first_memory_errors
@@ -49,8 +51,8 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
                 .take(4)
                 .map(|e| {
                     format!(
-                        "offset {:#x}: expected {:#010x}, read {:#010x} (bits {:#010x}, {})",
-                        e.offset, e.expected, e.actual, e.flipped_bits, e.pattern
+                        "chunk {} offset {:#x}: expected {:#010x}, read {:#010x} (bits {:#010x}, {})",
+                        e.chunk, e.offset, e.expected, e.actual, e.flipped_bits, e.pattern
                     )
                 })
                 .collect();
@@ -60,7 +62,7 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
                     format!("{}: {} memory word(s) read back wrong", g.label(), real_errors),
                     format!("Over {} round(s) of {:.1} GiB: {}", g.memory_rounds, g.tested_bytes as f64 / (1u64 << 30) as f64, first.join("; ")),
                 )
-                .fix_owned("Drain the GPU, check row remapping and ECC, reset it and test again; replace it if errors recur:", vec![format!("nvidia-smi -q -d ROW_REMAPPER,ECC -i {gpu}"), format!("sudo nvidia-smi -r -i {gpu}"), format!("gpudoctor stress --minutes 5 --gpu {gpu}")])
+                .fix_owned("Drain the GPU, check row remapping and ECC, reset it and test again; replace it if errors recur:", gpu_cmds(&|i| format!("nvidia-smi -q -d ROW_REMAPPER,ECC -i {i}")).chain(gpu_cmds(&|i| format!("sudo nvidia-smi -r -i {i}"))).chain(gpu_cmds(&|i| format!("gpudoctor stress --minutes 5 --gpu {i}"))).collect())
                 .evidence(json!({"errors": g.memory_errors, "first": g.first_memory_errors}))));
         }
         if g.injected_flips > 0 {
@@ -70,6 +72,27 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
                 format!("{}: {} of {} injected bit flips found at their address", g.label(), g.injected_found, g.injected_flips),
                 if all { "--inject-faults: every flip written between fill and verify was reported with its address and bit.".to_string() } else { "--inject-faults: the test missed flips it was given; its results cannot be trusted.".to_string() },
             )));
+        }
+        // A run that ended before one full round has not verified every pattern: it must not
+        // pass silently (a 3-second run used to pass with 0 rounds).
+        if g.failure.is_none() && g.tested_bytes > 0 && g.memory_rounds == 0 {
+            let gpu_arg = g.index.map(|i| format!(" --gpu {i}")).unwrap_or_default();
+            let mut f = doc.finding(
+                Severity::Warning,
+                format!("{}: the memory test did not complete a round", g.label()),
+                format!(
+                    "The run ended after {:.1} s, before one round of the patterns (four moving inversions, twelve passes over {:.2} GiB) was done: the memory was not fully tested.",
+                    run.seconds,
+                    g.tested_bytes as f64 / (1u64 << 30) as f64
+                ),
+            )
+            .fix_owned(
+                "Run the stress test longer (--minutes; a round takes seconds on a healthy GPU):",
+                vec![format!("gpudoctor stress --minutes 5{gpu_arg}")],
+            )
+            .evidence(json!({"memory_rounds": 0, "seconds": run.seconds, "tested_bytes": g.tested_bytes}));
+            f.category = Category::Configuration;
+            out.push(on(f));
         }
         if g.free_bytes > 0 && g.failure.is_none() {
             let cov = g.tested_bytes as f64 / g.free_bytes as f64;

@@ -12,7 +12,7 @@ pub const RULE: Rule = Rule {
         category: Category::LibraryPathConflict,
         area: Area::Cuda,
         summary: "A toolkit stub libcuda.so is on LD_LIBRARY_PATH ahead of the driver's",
-        what: "Lists every libcuda.so* on LD_LIBRARY_PATH and in the loader cache, in search order, and flags a toolkit 'stubs' copy that comes first, or a libcuda.so.1 that answers CUDA_ERROR_STUB_LIBRARY.",
+        what: "Lists every libcuda.so* on LD_LIBRARY_PATH and in the loader cache, in search order, and flags a toolkit 'stubs' copy that comes first, or a libcuda.so.1 that answers CUDA_ERROR_STUB_LIBRARY (to the probe's cuDriverGetVersion or the smoke tests' cuInit).",
         why: "The stub exists only for linking; a program that loads it gets 'CUDA driver is a stub library' (cudaErrorStubLibrary, 34). Programs that dlopen 'libcuda.so' (cudarc, some JITs) pick it before libcuda.so.1.",
         fix: "Remove the toolkit's lib64/stubs directory from LD_LIBRARY_PATH.",
     },
@@ -26,6 +26,15 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
         .get()
         .and_then(|l| l.error.as_deref())
         .is_some_and(|e| e.contains("STUB"));
+    // The smoke tests load the file the probe resolved; cuInit answering
+    // CUDA_ERROR_STUB_LIBRARY (34) there means that file is itself a stub.
+    let smoke_stub = ctx
+        .snap
+        .smoke
+        .get()
+        .and_then(|s| s.error.as_ref())
+        .is_some_and(|e| e.code == Some(34));
+    let stub_answer = stub_answer || smoke_stub;
     let files = d.libcuda_files.get().cloned().unwrap_or_default();
     let first_searchable = files
         .iter()
