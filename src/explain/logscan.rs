@@ -1,9 +1,10 @@
 //! `explain --log FILE`: scans a log of any size in one streaming pass. Each 1 MiB chunk is
-//! lowercased into a second buffer and a leftmost-first Aho-Corasick DFA over one word of every
-//! catalog pattern ([`Catalog::prefilter_words`]) finds the candidate lines (no per-line regex
-//! loop). Only a line with a hit is decoded and matched against the whole catalog (normalised, as
-//! pasted text is). Line numbers come from counting newlines with memchr. Each distinct match is
-//! reported once, with its count and first line.
+//! lowercased into a second buffer, and vectorised (Teddy) searches over a small cover of the
+//! catalog's patterns ([`Catalog::prefilter_groups`], about a hundred literals in groups of 64)
+//! find the candidate lines; a byte-at-a-time automaton over the catalog's few hundred patterns
+//! ran at a fifth of the speed. Only a candidate line is decoded and matched against the whole
+//! catalog (normalised, as pasted text is). Line numbers come from counting newlines with memchr.
+//! Each distinct match is reported once, with its count and first line.
 
 use std::collections::HashMap;
 use std::io::Read;
@@ -33,14 +34,33 @@ pub fn scan<R: Read>(r: R, m: &Matrix) -> std::io::Result<ScanResult> {
 
 /// [`scan`] with a given catalog.
 pub fn scan_with<R: Read>(mut r: R, m: &Matrix, cat: &Catalog) -> std::io::Result<ScanResult> {
-    // Finds the next line with any catalog word in the lowercased chunk; the line is then
-    // matched in full. A DFA: with a few hundred words no vectorised prefilter applies, and the
-    // default NFA is slower still.
-    let finder = AhoCorasick::builder()
-        .match_kind(MatchKind::LeftmostFirst)
-        .kind(Some(aho_corasick::AhoCorasickKind::DFA))
-        .build(cat.prefilter_words())
-        .map_err(|e| std::io::Error::other(e.to_string()))?;
+    let groups = cat.prefilter_groups();
+    let mut searchers = Vec::new();
+    for g in groups {
+        match aho_corasick::packed::Config::new()
+            .builder()
+            .extend(g)
+            .build()
+        {
+            Some(s) => searchers.push(s),
+            None => {
+                searchers.clear();
+                break;
+            }
+        }
+    }
+    // Where no vectorised search is available: one automaton over every literal.
+    let fallback = if searchers.is_empty() {
+        Some(
+            AhoCorasick::builder()
+                .match_kind(MatchKind::LeftmostFirst)
+                .kind(Some(aho_corasick::AhoCorasickKind::DFA))
+                .build(groups.iter().flatten())
+                .map_err(|e| std::io::Error::other(e.to_string()))?,
+        )
+    } else {
+        None
+    };
     let mut parser = LogParser::new();
     let mut found: HashMap<String, usize> = HashMap::new();
     let mut out: Vec<Match> = Vec::new();
@@ -81,19 +101,40 @@ pub fn scan_with<R: Read>(mut r: R, m: &Matrix, cat: &Catalog) -> std::io::Resul
         let (done, _) = filled.split_at(end);
         // The prefilter words are lowercase: search a lowercased copy (same offsets).
         lower.clear();
-        lower.extend(done.iter().map(u8::to_ascii_lowercase));
-        let mut counted_to = 0usize;
-        let mut counted_lines = line_no;
-        let mut pos = 0usize;
-        while let Some(hit) = finder.find(Input::new(&lower[..]).range(pos..)) {
-            let start = memchr::memrchr(b'\n', done.get(..hit.start()).unwrap_or(&[]))
+        lower.extend_from_slice(done);
+        lower.make_ascii_lowercase();
+        // The start of every line with a literal of any group, in order, each once.
+        let mut starts: Vec<usize> = Vec::new();
+        let note = |hit: usize, starts: &mut Vec<usize>| -> usize {
+            let start = memchr::memrchr(b'\n', lower.get(..hit).unwrap_or(&[]))
                 .map(|i| i + 1)
                 .unwrap_or(0);
-            let stop = memchr::memchr(b'\n', done.get(hit.start()..).unwrap_or(&[]))
-                .map(|i| hit.start() + i)
+            starts.push(start);
+            // Go on from the next line: one hit a line is enough.
+            memchr::memchr(b'\n', lower.get(hit..).unwrap_or(&[]))
+                .map(|i| hit + i + 1)
+                .unwrap_or(lower.len())
+        };
+        for sr in &searchers {
+            let mut pos = 0usize;
+            while let Some(h) = sr.find_in(&lower, aho_corasick::Span::from(pos..lower.len())) {
+                pos = note(h.start(), &mut starts);
+            }
+        }
+        if let Some(ac) = &fallback {
+            let mut pos = 0usize;
+            while let Some(h) = ac.find(Input::new(&lower[..]).range(pos..)) {
+                pos = note(h.start(), &mut starts);
+            }
+        }
+        starts.sort_unstable();
+        starts.dedup();
+        let mut counted_to = 0usize;
+        let mut counted_lines = line_no;
+        for start in starts {
+            let stop = memchr::memchr(b'\n', done.get(start..).unwrap_or(&[]))
+                .map(|i| start + i)
                 .unwrap_or(done.len());
-            // The next search starts on the next line: each line is matched once.
-            pos = (stop + 1).min(done.len());
             counted_lines += memchr::memchr_iter(b'\n', done.get(counted_to..start).unwrap_or(&[]))
                 .count() as u64;
             counted_to = start;
