@@ -421,7 +421,14 @@ fn xid_readings(line: &str) -> Option<Vec<Match>> {
             cat,
             format!("Xid {x} can also come from {}: {why}", cat.as_str()),
         )
-        .key(format!("alt:xid{x}:{}", cat.as_str()));
+        .key(format!("alt:xid{x}:{}", cat.as_str()))
+        .fix(
+            "Read the GPU's power, temperature and throttle state, and the kernel log before the Xid:",
+            &[
+                "nvidia-smi -q -d POWER,TEMPERATURE,PERFORMANCE",
+                "sudo dmesg -T | grep -E 'NVRM|Xid' | tail -40",
+            ],
+        );
         m.rank = 40;
         m.confidence = "low";
         m
