@@ -419,25 +419,8 @@ impl Matrix {
 
     fn merge(&mut self, name: &str, text: &str) -> Result<(), MatrixError> {
         let file: MatrixFile = serde_saphyr::from_str(text).map_err(|e| {
-            let msg = e.to_string();
-            // serde-saphyr starts with "line L column C: …" and adds a snippet; keep the first line.
-            let first = msg
-                .lines()
-                .next()
-                .unwrap_or("")
-                .trim_start_matches("error: ");
-            let (path, message) = match first.strip_prefix("line ").and_then(|r| {
-                let (l, rest) = r.split_once(" column ")?;
-                let (c, rest) = rest.split_once(": ")?;
-                Some((format!("{name}:{l}:{c}"), rest.to_string()))
-            }) {
-                Some(x) => x,
-                None => (name.to_string(), first.to_string()),
-            };
-            MatrixError {
-                path,
-                message: crate::sanitize::clean_line(&message, 600),
-            }
+            let (path, message) = crate::userfile::yaml_error(name, &e);
+            MatrixError { path, message }
         })?;
         if file.schema != MATRIX_SCHEMA {
             return Err(MatrixError {

@@ -196,19 +196,8 @@ impl Policy {
 
     pub fn parse(name: &str, text: &str) -> Result<Policy, String> {
         let file: PolicyFile = serde_saphyr::from_str(text).map_err(|e| {
-            let msg = e.to_string();
-            let first = msg
-                .lines()
-                .next()
-                .unwrap_or("")
-                .trim_start_matches("error: ")
-                .to_string();
-            let located = first.strip_prefix("line ").and_then(|r| {
-                let (l, rest) = r.split_once(" column ")?;
-                let (c, rest) = rest.split_once(": ")?;
-                Some(format!("{name}:{l}:{c}: {rest}"))
-            });
-            crate::sanitize::clean_line(&located.unwrap_or_else(|| format!("{name}: {first}")), 600)
+            let (at, message) = crate::userfile::yaml_error(name, &e);
+            format!("{at}: {message}")
         })?;
         if file.schema != POLICY_SCHEMA {
             return Err(format!(

@@ -68,3 +68,23 @@ fn kind_of_special(meta: &std::fs::Metadata) -> &'static str {
 fn kind_of_special(_meta: &std::fs::Metadata) -> &'static str {
     "not a regular file"
 }
+
+/// Where a YAML file went wrong, from serde-saphyr's error (which starts "line L column C: …" and
+/// adds a snippet; only the first line is kept): (`name:L:C` or `name`, the message, cleaned).
+pub fn yaml_error(name: &str, e: &dyn std::fmt::Display) -> (String, String) {
+    let msg = e.to_string();
+    let first = msg
+        .lines()
+        .next()
+        .unwrap_or("")
+        .trim_start_matches("error: ");
+    let (path, message) = first
+        .strip_prefix("line ")
+        .and_then(|r| {
+            let (l, rest) = r.split_once(" column ")?;
+            let (c, rest) = rest.split_once(": ")?;
+            Some((format!("{name}:{l}:{c}"), rest.to_string()))
+        })
+        .unwrap_or_else(|| (name.to_string(), first.to_string()));
+    (path, crate::sanitize::clean_line(&message, 600))
+}

@@ -219,21 +219,8 @@ impl Catalog {
             let file: CatalogFile = match serde_saphyr::from_str(&text) {
                 Ok(f) => f,
                 Err(e) => {
-                    let msg = e.to_string();
-                    let first = msg
-                        .lines()
-                        .next()
-                        .unwrap_or("")
-                        .trim_start_matches("error: ");
-                    let at = first
-                        .strip_prefix("line ")
-                        .and_then(|r| {
-                            let (l, rest) = r.split_once(" column ")?;
-                            let (c, rest) = rest.split_once(": ")?;
-                            Some(format!("{name}:{l}:{c}: {rest}"))
-                        })
-                        .unwrap_or_else(|| format!("{name}: {first}"));
-                    errors.push(crate::sanitize::clean_line(&at, 600));
+                    let (at, message) = crate::userfile::yaml_error(&name, &e);
+                    errors.push(format!("{at}: {message}"));
                     continue;
                 }
             };
