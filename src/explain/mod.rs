@@ -138,7 +138,9 @@ pub fn explain_with(input: &str, m: &crate::matrix::Matrix, cat: &catalog::Catal
     }
     let mut out: Vec<Match> = Vec::new();
     let mut parser = crate::faults::logparse::LogParser::new();
+    let mut lines = 0usize;
     for (i, line) in input.lines().enumerate() {
+        lines = i + 1;
         for mut x in line_matches(cat, line, m, &mut parser) {
             match out.iter_mut().find(|o| o.key == x.key) {
                 Some(o) => o.count = Some(o.count.unwrap_or(1) + 1),
@@ -156,7 +158,7 @@ pub fn explain_with(input: &str, m: &crate::matrix::Matrix, cat: &catalog::Catal
     }
     rank(&mut out);
     // A one-line paste needs no counts or line numbers.
-    if input.lines().count() <= 1 {
+    if lines <= 1 {
         for x in &mut out {
             x.count = None;
             x.first_line = None;
@@ -255,29 +257,36 @@ pub fn line_matches(
 /// one line and the user-space driver's on another (`cat /proc/driver/nvidia/version` next to
 /// `nvidia-smi`, TensorFlow's cuda_diagnostics) differ → a driver/library mismatch.
 pub fn combine(input: &str) -> Option<Match> {
-    let find = |pats: &[&str]| -> Option<String> {
-        input.lines().find_map(|l| {
-            let n = catalog::normalise(l);
-            pats.iter().find_map(|p| {
-                regex::Regex::new(p)
-                    .ok()?
-                    .captures(&n)?
-                    .get(1)
-                    .map(|m| m.as_str().trim_end_matches(".0").to_string())
-            })
+    use std::sync::OnceLock;
+    const V: &str = r"(\d{3}\.\d+(?:\.\d+)?)";
+    static KERNEL: OnceLock<Option<regex::Regex>> = OnceLock::new();
+    static USER: OnceLock<Option<regex::Regex>> = OnceLock::new();
+    let kernel_re = KERNEL
+        .get_or_init(|| {
+            regex::Regex::new(&format!(
+                r"(?:kernel module\s+|kernel reported version is:? |this kernel module has the version ){V}"
+            ))
+            .ok()
+        })
+        .as_ref()?;
+    let user_re = USER
+        .get_or_init(|| {
+            regex::Regex::new(&format!(
+                r"(?:libcuda reported version is:? |nvml library version:? |client has the version ){V}|nvidia-smi\s+{V}-\d"
+            ))
+            .ok()
+        })
+        .as_ref()?;
+    let lines: Vec<String> = input.lines().map(catalog::normalise).collect();
+    let find = |re: &regex::Regex| -> Option<String> {
+        lines.iter().find_map(|n| {
+            let c = re.captures(n)?;
+            let v = c.get(1).or_else(|| c.get(2))?;
+            Some(v.as_str().trim_end_matches(".0").to_string())
         })
     };
-    let kernel = find(&[
-        r"kernel module\s+(\d{3}\.\d+(?:\.\d+)?)",
-        r"kernel reported version is:? (\d{3}\.\d+(?:\.\d+)?)",
-        r"this kernel module has the version (\d{3}\.\d+(?:\.\d+)?)",
-    ])?;
-    let user = find(&[
-        r"libcuda reported version is:? (\d{3}\.\d+(?:\.\d+)?)",
-        r"nvml library version:? (\d{3}\.\d+(?:\.\d+)?)",
-        r"nvidia-smi\s+(\d{3}\.\d+(?:\.\d+)?)-\d",
-        r"client has the version (\d{3}\.\d+(?:\.\d+)?)",
-    ])?;
+    let kernel = find(kernel_re)?;
+    let user = find(user_re)?;
     if kernel == user {
         return None;
     }

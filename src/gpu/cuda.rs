@@ -158,33 +158,21 @@ impl CudaDevice {
         let major = attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
         let minor = attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
         let sms = attr(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
-        let mut name = [0u8; 256];
-        // SAFETY: the buffer is as long as we say.
-        unsafe {
-            cu!(
-                drv,
-                "cuDeviceGetName",
-                fn(*mut c_char, c_int, CuDevice),
-                name.as_mut_ptr().cast(),
-                name.len() as c_int,
-                dev
-            )?
+        // cuDeviceGetName and cuDeviceGetPCIBusId: a string into a buffer of the given length.
+        let text = |call: &str, len: usize| -> Result<String, GpuCallError> {
+            let mut buf = vec![0u8; len];
+            // SAFETY: both calls have this signature; the buffer is as long as we say.
+            let f: unsafe extern "C" fn(*mut c_char, c_int, CuDevice) -> c_int =
+                unsafe { drv.sym(call)? };
+            drv.check(call, unsafe {
+                f(buf.as_mut_ptr().cast(), len as c_int, dev)
+            })?;
+            Ok(c_text(&buf))
         };
-        let name = c_text(&name);
-        let mut bus = [0u8; 64];
-        // SAFETY: as above.
-        let pci_bus_id = (|| unsafe {
-            cu!(
-                drv,
-                "cuDeviceGetPCIBusId",
-                fn(*mut c_char, c_int, CuDevice),
-                bus.as_mut_ptr().cast(),
-                bus.len() as c_int,
-                dev
-            )
-        })()
-        .ok()
-        .map(|_| nvml_bus_id(&c_text(&bus)));
+        let name = text("cuDeviceGetName", 256)?;
+        let pci_bus_id = text("cuDeviceGetPCIBusId", 64)
+            .ok()
+            .map(|b| nvml_bus_id(&b));
         let uuid = device_uuid(drv, dev).ok();
         let mut total: usize = 0;
         // SAFETY: dev came from cuDeviceGet; a plain out-parameter.
