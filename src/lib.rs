@@ -7,6 +7,7 @@
 pub mod app;
 pub mod assume;
 pub mod cli;
+mod commands;
 pub mod compat;
 pub mod explain;
 pub mod faults;

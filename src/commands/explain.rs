@@ -1,0 +1,223 @@
+//! `gpudoctor explain`.
+
+use std::io::IsTerminal;
+
+use super::*;
+use crate::app::Output;
+use crate::cli::ExplainArgs;
+use crate::probe::{self, ProbeOptions};
+use crate::report::{ExitStatus, Report};
+use crate::rules::{RuleOptions, Selection};
+
+pub(crate) fn explain(a: ExplainArgs) -> Output {
+    use crate::explain::catalog::Catalog;
+    use crate::explain::{explain_with, logscan, render, EXPLAIN_SCHEMA};
+    let matrix = match load_matrix(a.matrix.as_deref()) {
+        Ok(m) => m,
+        Err(e) => return Output::tool_error(e),
+    };
+    let loaded;
+    let catalog: &Catalog =
+        match &a.catalog {
+            Some(p) => match Catalog::load(p) {
+                Ok(c) => {
+                    loaded = c;
+                    &loaded
+                }
+                Err(e) => {
+                    return Output::tool_error(format!(
+                        "the explain catalog {} is not valid:\n{}",
+                        p.display(),
+                        e.join("\n")
+                    ))
+                }
+            },
+            None => match crate::explain::embedded_catalog() {
+                Some(c) => c,
+                None => return Output::tool_error(
+                    "internal error: the built-in explain catalog does not load; please report it",
+                ),
+            },
+        };
+    if a.list {
+        let mut s = format!(
+            "{} signatures (catalog {}, {}):\n",
+            catalog.signatures.len(),
+            catalog.version,
+            catalog.source
+        );
+        for g in &catalog.signatures {
+            s.push_str(&format!(
+                "  {:<28} {:<26} {}\n",
+                g.id,
+                g.category.as_str(),
+                g.name
+            ));
+        }
+        return Output::ok(s, ExitStatus::Healthy);
+    }
+    if let Some(id) = &a.rule {
+        let Some(d) = crate::rules::doc(id) else {
+            let ids: Vec<&str> = crate::rules::all().iter().map(|r| r.doc.id).collect();
+            return Output::tool_error(format!(
+                "no rule {id:?}; the rules are: {}",
+                ids.join(", ")
+            ));
+        };
+        if a.json {
+            let v = serde_json::json!({"schema": EXPLAIN_SCHEMA, "input": id, "matches": [{
+                "kind": "rule", "code": d.id, "name": d.summary, "category": d.category.as_str(),
+                "meaning": d.what, "likely_causes": [d.why], "fix": {"text": d.fix, "commands": []}, "confidence": "high"}]});
+            return match serde_json::to_string_pretty(&v) {
+                Ok(s) => Output::ok(s + "\n", ExitStatus::Healthy),
+                Err(e) => Output::tool_error(e.to_string()),
+            };
+        }
+        return Output::ok(
+            format!(
+                "{} ({})\n{}\n\nWhat it does: {}\nWhy: {}\nFix: {}\n",
+                d.id,
+                d.category.as_str(),
+                d.summary,
+                d.what,
+                d.why,
+                d.fix
+            ),
+            ExitStatus::Healthy,
+        );
+    }
+    let (mut matches, label, input_json, lines) = if let Some(path) = &a.log {
+        let result = if path.as_os_str() == "-" {
+            logscan::scan_with(std::io::stdin().lock(), &matrix, catalog)
+        } else {
+            match std::fs::File::open(path) {
+                Ok(f) => logscan::scan_with(f, &matrix, catalog),
+                Err(e) => {
+                    return Output::tool_error(format!(
+                        "cannot read the log {}: {e}",
+                        path.display()
+                    ))
+                }
+            }
+        };
+        match result {
+            Ok(r) => (
+                r.matches,
+                path.display().to_string(),
+                serde_json::json!({"log": path.display().to_string(), "lines": r.lines, "bytes": r.bytes}),
+                Some(r.lines),
+            ),
+            Err(e) => return Output::tool_error(format!("reading {} failed: {e}", path.display())),
+        }
+    } else {
+        let mut text = a.input.join(" ");
+        if a.input.is_empty() {
+            // A traceback does not fit in one quoted argument: read the paste from stdin.
+            if std::io::stdin().is_terminal() {
+                use std::io::Write;
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "Paste the error (a whole traceback or log is fine), then press Ctrl-D (Ctrl-Z Enter on Windows):"
+                );
+            }
+            let mut buf = Vec::new();
+            use std::io::Read;
+            if let Err(e) = std::io::stdin().lock().take(64 << 20).read_to_end(&mut buf) {
+                return Output::tool_error(format!("could not read standard input: {e}"));
+            }
+            text = String::from_utf8_lossy(&buf).into_owned();
+        }
+        if text.trim().is_empty() {
+            return Output::tool_error("give a code or a message to explain (or paste it on standard input), --log FILE, or --rule RULE_ID (e.g. gpudoctor explain -1073740791)");
+        }
+        (
+            explain_with(&text, &matrix, catalog),
+            format!("{:?}", crate::sanitize::clean_line(&text, 80)),
+            serde_json::json!(text),
+            None,
+        )
+    };
+    if a.with_check {
+        let snap = match &a.snapshot {
+            Some(p) => match read_snapshot(p) {
+                Ok(s) => s,
+                Err(e) => return Output::tool_error(e),
+            },
+            None => probe::probe_all(&ProbeOptions::default()),
+        };
+        let report = evaluate(
+            snap,
+            &matrix,
+            &RuleOptions::default(),
+            &Selection::default(),
+        );
+        join_with_machine(&mut matches, &report);
+    }
+    if a.json {
+        let v =
+            serde_json::json!({"schema": EXPLAIN_SCHEMA, "input": input_json, "matches": matches});
+        return match serde_json::to_string_pretty(&v) {
+            Ok(s) => Output::ok(s + "\n", ExitStatus::Healthy),
+            Err(e) => Output::tool_error(e.to_string()),
+        };
+    }
+    Output::ok(render(&label, &matches, lines), ExitStatus::Healthy)
+}
+
+/// Categories that the same underlying problem shows under in `check`.
+pub(crate) fn related(c: crate::report::Category) -> Vec<crate::report::Category> {
+    use crate::report::Category as C;
+    match c {
+        C::DriverTooOld | C::ArchUnsupported => vec![C::DriverTooOld, C::ArchUnsupported],
+        C::CudnnMismatch | C::CudaRuntimeMismatch | C::LibraryPathConflict => vec![
+            C::CudnnMismatch,
+            C::CudaRuntimeMismatch,
+            C::LibraryPathConflict,
+        ],
+        C::DriverMissing | C::ContainerNoGpu => vec![C::DriverMissing, C::ContainerNoGpu],
+        C::WindowsCrashCode => vec![
+            C::CudnnMismatch,
+            C::CudaRuntimeMismatch,
+            C::DriverTooOld,
+            C::GpuMemoryExhausted,
+            C::CpuOnlyBuild,
+        ],
+        other => vec![other],
+    }
+}
+
+/// `--with-check`: what this machine shows about each explained problem.
+pub(crate) fn join_with_machine(matches: &mut [crate::explain::Match], report: &Report) {
+    for m in matches.iter_mut() {
+        let cats = related(m.category);
+        for f in report
+            .findings
+            .iter()
+            .filter(|f| cats.contains(&f.category))
+        {
+            let mut line = format!("{} {}", f.title, f.detail);
+            if !f.fix.text.is_empty() {
+                line.push_str(&format!(" Fix: {}", f.fix.text));
+                if let Some(c) = f.fix.commands.first() {
+                    line.push_str(&format!(" `{c}`"));
+                }
+            }
+            m.machine.push(line);
+        }
+        if m.machine.is_empty() && m.category != crate::report::Category::ApplicationError {
+            // Without a driver, "no problem found" would be false comfort.
+            let no_driver = report
+                .findings
+                .iter()
+                .any(|f| f.category == crate::report::Category::DriverMissing);
+            m.machine.push(if no_driver {
+                "this machine has no working NVIDIA driver, so it cannot show this problem now; run the explanation where the error happened.".to_string()
+            } else {
+                format!(
+                    "gpudoctor check finds no {} problem on this machine now.",
+                    m.category.as_str()
+                )
+            });
+        }
+    }
+}

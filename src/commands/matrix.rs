@@ -1,0 +1,103 @@
+//! `gpudoctor matrix`.
+
+use super::*;
+use crate::app::Output;
+use crate::cli::MatrixCommand;
+use crate::matrix::Matrix;
+use crate::report::ExitStatus;
+
+pub(crate) fn matrix_command(c: MatrixCommand) -> Output {
+    match c {
+        MatrixCommand::Show { matrix, json } => {
+            let m = match load_matrix(matrix.as_deref()) {
+                Ok(m) => m,
+                Err(e) => return Output::tool_error(e),
+            };
+            let counts = m.counts();
+            if json {
+                let v = serde_json::json!({
+                    "schema": crate::matrix::MATRIX_SCHEMA,
+                    "data_version": m.data_version,
+                    "source": m.source,
+                    "rows": counts.iter().map(|(k, n)| (k.to_string(), serde_json::json!(n))).collect::<serde_json::Map<_, _>>(),
+                });
+                return match serde_json::to_string_pretty(&v) {
+                    Ok(s) => Output::ok(s + "\n", ExitStatus::Healthy),
+                    Err(e) => Output::tool_error(e.to_string()),
+                };
+            }
+            let mut s = format!(
+                "gpudoctor compatibility matrix ({})\ndata version: {}\nfrom: {}\n\n",
+                crate::matrix::MATRIX_SCHEMA,
+                m.data_version,
+                m.source
+            );
+            for (k, n) in counts {
+                s.push_str(&format!("  {k:<22} {n:>4} rows\n"));
+            }
+            Output::ok(s, ExitStatus::Healthy)
+        }
+        MatrixCommand::Validate { file } => match Matrix::from_path(&file) {
+            Ok(m) => {
+                let total: usize = m
+                    .counts()
+                    .iter()
+                    .filter(|(k, _)| *k != "pytorch variants")
+                    .map(|(_, n)| n)
+                    .sum();
+                Output::ok(
+                    format!(
+                        "{}: valid ({total} rows, data version {})\n",
+                        file.display(),
+                        m.data_version
+                    ),
+                    ExitStatus::Healthy,
+                )
+            }
+            Err(errs) => Output {
+                stdout: String::new(),
+                stderr: errs.iter().map(|e| format!("{e}\n")).collect(),
+                status: ExitStatus::ToolFailed,
+            },
+        },
+        MatrixCommand::Path { matrix } => {
+            let line = match matrix {
+                Some(p) => format!("{} (--matrix or GPUDOCTOR_MATRIX)", p.display()),
+                None => match crate::matrix_update::cached_path() {
+                    Some(p) if p.is_file() => {
+                        format!("{} (installed by matrix update)", p.display())
+                    }
+                    Some(p) => format!(
+                        "embedded (built into gpudoctor; matrix update would install {})",
+                        p.display()
+                    ),
+                    None => "embedded (built into gpudoctor)".to_string(),
+                },
+            };
+            Output::ok(line + "\n", ExitStatus::Healthy)
+        }
+        MatrixCommand::Update { from, sha256 } => {
+            let Some(dir) = crate::matrix_update::cache_dir() else {
+                return Output::tool_error(
+                    "no cache directory: set HOME, XDG_CACHE_HOME or GPUDOCTOR_CACHE_DIR",
+                );
+            };
+            match crate::matrix_update::update(&from, sha256.as_deref(), &dir) {
+                Ok(u) => Output {
+                    stdout: format!(
+                        "installed matrix {} (sha256 {}) as {}{}\n",
+                        u.matrix.data_version,
+                        u.sha256,
+                        u.path.display(),
+                        u.previous
+                            .map(|p| format!("; the previous one is kept as {}", p.display()))
+                            .unwrap_or_default()
+                    ),
+                    stderr: String::new(),
+                    status: ExitStatus::Healthy,
+                },
+                Err(e) => Output::tool_error(e),
+            }
+        }
+    }
+}

@@ -1,0 +1,302 @@
+//! The commands, one module each. This module holds what several of them share: the probe
+//! options, reading a snapshot, loading the matrix, the `--gpu` selection, colour, and the
+//! probe → snapshot → rules → report pipeline with the policy.
+
+mod check;
+mod children;
+mod docs;
+mod explain;
+mod matrix;
+mod recommend;
+mod rules;
+mod snapshot;
+mod stress;
+
+pub(crate) use check::check;
+pub(crate) use children::{probe_lib, probe_nvml, smoke_child};
+pub(crate) use docs::{completions, man_page};
+pub(crate) use explain::explain;
+pub(crate) use matrix::matrix_command;
+pub(crate) use recommend::recommend;
+pub(crate) use rules::list_rules;
+pub(crate) use snapshot::snapshot;
+pub(crate) use stress::stress;
+
+use std::path::Path;
+use std::time::Duration;
+
+use crate::assume;
+use crate::cli::{CheckArgs, ColorChoice, FailOn, ProbeArgs};
+use crate::matrix::Matrix;
+use crate::probe::{self, ProbeOptions};
+use crate::render::GpuFilter;
+use crate::report::{MatrixRef, Report, Severity};
+use crate::rules::{Context, RuleOptions, Selection};
+use crate::snapshot::{Snapshot, SNAPSHOT_SCHEMA};
+
+pub(crate) fn probe_options(p: &ProbeArgs) -> Result<ProbeOptions, String> {
+    if !(p.timeout.is_finite() && p.timeout > 0.0 && p.timeout <= 3600.0) {
+        return Err(format!(
+            "--timeout {}: expected a number of seconds between 0 and 3600",
+            p.timeout
+        ));
+    }
+    if !(p.log_window.is_finite() && p.log_window > 0.0 && p.log_window <= 24.0 * 366.0) {
+        return Err(format!(
+            "--log-window {}: expected a number of hours between 0 and 8784",
+            p.log_window
+        ));
+    }
+    Ok(ProbeOptions {
+        log_window_hours: p.log_window,
+        timeout: Duration::from_secs_f64(p.timeout),
+        deep: p.deep,
+        pythons: p.pythons.clone(),
+        ..ProbeOptions::default()
+    })
+}
+
+/// Reads a snapshot file; errors name the file and the line.
+pub fn read_snapshot(path: &Path) -> Result<Snapshot, String> {
+    let text =
+        crate::userfile::read(path, "snapshot").map_err(|e| format!("{}: {e}", path.display()))?;
+    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+        format!(
+            "{}:{}:{}: not a JSON snapshot: {e}",
+            path.display(),
+            e.line(),
+            e.column()
+        )
+    })?;
+    // A whole report (check --format json) holds the snapshot under "snapshot".
+    let v = match v.get("schema").and_then(|s| s.as_str()) {
+        Some(s) if s.starts_with("gpudoctor.report/") => v.get("snapshot").cloned().unwrap_or(v),
+        _ => v,
+    };
+    match v.get("schema").and_then(|s| s.as_str()) {
+        Some(SNAPSHOT_SCHEMA) => {}
+        Some(other) => {
+            return Err(format!(
+                "{}: the snapshot schema is {other:?}; this gpudoctor reads {SNAPSHOT_SCHEMA:?}",
+                path.display()
+            ))
+        }
+        None => {
+            return Err(format!(
+                "{}: no \"schema\" field: this is not a gpudoctor snapshot (make one with `gpudoctor snapshot -o FILE`)",
+                path.display()
+            ))
+        }
+    }
+    serde_json::from_value(v).map_err(|e| {
+        format!(
+            "{}: the snapshot does not match {SNAPSHOT_SCHEMA}: {e}",
+            path.display()
+        )
+    })
+}
+
+/// The matrix `--matrix` / GPUDOCTOR_MATRIX names, else an updated copy in the cache, else the
+/// embedded one.
+pub fn load_matrix(path: Option<&Path>) -> Result<Matrix, String> {
+    let join = |errs: Vec<crate::matrix::MatrixError>| {
+        errs.iter()
+            .map(|e| e.to_string())
+            .collect::<Vec<_>>()
+            .join("\n  ")
+    };
+    match path {
+        Some(p) => Matrix::from_path(p).map_err(|e| format!("cannot use the matrix:\n  {}", join(e))),
+        None => match crate::matrix_update::cached_path().filter(|p| p.is_file()) {
+            Some(p) => Matrix::from_path(&p).map_err(|e| {
+                format!(
+                    "the updated matrix in {} is unusable (remove it to use the built-in one):\n  {}",
+                    p.display(),
+                    join(e)
+                )
+            }),
+            None => Matrix::embedded().map_err(|e| format!("the built-in matrix is broken:\n  {}", join(e))),
+        },
+    }
+}
+
+/// `--gpu 0,2` or UUIDs → indexes, against the GPUs of the snapshot.
+pub(crate) fn gpu_filter(list: Option<&str>, snap: &Snapshot) -> Result<GpuFilter, String> {
+    let Some(list) = list else { return Ok(None) };
+    let gpus = snap.gpu_list();
+    if gpus.is_empty() {
+        // Nothing to select from (no driver, say): the findings say why.
+        return Ok(None);
+    }
+    let mut out = Vec::new();
+    for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let found = if let Ok(i) = item.parse::<u32>() {
+            gpus.iter().find(|g| g.index == i)
+        } else {
+            gpus.iter()
+                .find(|g| g.uuid.get().is_some_and(|u| u.starts_with(item)))
+        };
+        match found {
+            Some(g) => out.push(g.index),
+            None => {
+                return Err(format!(
+                    "--gpu {item}: no such GPU here (indexes 0..{}, or a UUID prefix)",
+                    gpus.len().saturating_sub(1)
+                ))
+            }
+        }
+    }
+    Ok(Some(out))
+}
+
+pub(crate) fn use_color(choice: ColorChoice) -> bool {
+    match choice {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => {
+            std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                && std::env::var("TERM").map(|t| t != "dumb").unwrap_or(true)
+                && (crate::outguard::is_terminal()
+                    || std::env::var_os("CLICOLOR_FORCE").is_some_and(|v| v != "0"))
+        }
+    }
+}
+
+/// Builds the evaluated snapshot: probed, read from a file, or empty; then the assumptions.
+pub fn build_snapshot(a: &CheckArgs, matrix: &Matrix) -> Result<Snapshot, String> {
+    let mut snap = if let Some(path) = &a.snapshot {
+        read_snapshot(path)?
+    } else if a.no_probe {
+        Snapshot::empty()
+    } else {
+        probe::probe_all(&probe_options(&a.probe)?)
+    };
+    for raw in &a.assume {
+        let (k, v) = assume::parse(raw).map_err(|e| e.0)?;
+        assume::apply(&mut snap, matrix, &k, &v).map_err(|e| e.0)?;
+    }
+    Ok(snap)
+}
+
+/// Evaluates a snapshot into a report.
+pub fn evaluate(snap: Snapshot, matrix: &Matrix, opts: &RuleOptions, sel: &Selection) -> Report {
+    let findings = {
+        let ctx = Context {
+            snap: &snap,
+            matrix,
+            opts,
+        };
+        crate::rules::evaluate(&ctx, sel)
+    };
+    Report::new(
+        findings,
+        snap,
+        MatrixRef {
+            version: matrix.data_version.clone(),
+            source: matrix.source.clone(),
+        },
+    )
+}
+
+/// The report of a run: the rules, the findings of the selected GPUs (`--gpu`), and the policy's
+/// severities and waivers.
+pub(crate) fn judge(
+    snap: Snapshot,
+    matrix: &Matrix,
+    opts: &RuleOptions,
+    sel: &Selection,
+    gpus: &GpuFilter,
+    policy: Option<&crate::policy::Policy>,
+) -> Report {
+    let mut report = evaluate(snap, matrix, opts, sel);
+    if let Some(keep) = gpus {
+        report
+            .findings
+            .retain(|f| f.gpu.is_none_or(|g| keep.contains(&g)));
+    }
+    if let Some(p) = policy {
+        p.apply(&mut report.findings, today());
+    }
+    Report::new(report.findings, report.snapshot, report.matrix)
+}
+
+/// The lowest severity that fails the run.
+pub(crate) fn fail_severity(f: FailOn) -> Severity {
+    match f {
+        FailOn::Error => Severity::Error,
+        FailOn::Warning => Severity::Warning,
+    }
+}
+
+/// Days since 1970-01-01, UTC (for policy expiry dates).
+pub(crate) fn today() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| (d.as_secs() / 86_400) as i64)
+        .unwrap_or(0)
+}
+
+/// The rule options of a run: `--expect-gpus`, then the policy's thresholds for this node's
+/// class (named, or matched by hostname and GPU model).
+pub(crate) fn policy_options(
+    policy: Option<&crate::policy::Policy>,
+    node_class: Option<&str>,
+    snap: &Snapshot,
+    expect_gpus: Option<u32>,
+) -> Result<RuleOptions, String> {
+    let Some(policy) = policy else {
+        return Ok(RuleOptions {
+            expect_gpus,
+            ..RuleOptions::default()
+        });
+    };
+    let host = probe::host::hostname();
+    let class = policy.class(node_class, host.as_deref(), snap)?;
+    let t = policy.thresholds(class);
+    Ok(RuleOptions {
+        expect_gpus: expect_gpus.or(t.expect_gpus),
+        min_driver: t.min_driver,
+        max_temperature_c: t.max_temperature_c,
+        max_ecc_uncorrected: t.max_ecc_uncorrected,
+    })
+}
+
+/// Writes through a temporary file in the same directory, so a failed write leaves nothing
+/// half-written, and never replaces an existing file unless `force`.
+pub(crate) fn write_new(path: &Path, text: &str, force: bool) -> std::io::Result<()> {
+    use std::io::Write;
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.gpudoctor-{}", std::process::id()));
+    {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)?;
+        f.write_all(text.as_bytes())?;
+        f.sync_all()?;
+    }
+    let r = if force {
+        std::fs::rename(&tmp, path)
+    } else {
+        // hard_link fails if the target exists: no race with a file created meanwhile.
+        std::fs::hard_link(&tmp, path)
+    };
+    let _ = std::fs::remove_file(&tmp).or_else(|e| if force { Ok(()) } else { Err(e) });
+    r
+}
+
+/// The documentation of the rules a selection runs (JUnit lists each as a testcase).
+pub(crate) fn selected_rules(sel: &Selection) -> Vec<crate::rules::RuleDoc> {
+    crate::rules::all()
+        .into_iter()
+        .map(|r| r.doc)
+        .filter(|d| sel.selects(d))
+        .collect()
+}

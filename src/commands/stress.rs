@@ -1,0 +1,232 @@
+//! `gpudoctor stress`.
+
+use std::io::IsTerminal;
+use std::time::Duration;
+
+use super::*;
+use crate::app::Output;
+use crate::cli::{StressArgs, StressFormat};
+use crate::probe::{self, ProbeOptions};
+use crate::render::{self, human::HumanOptions};
+use crate::report::ExitStatus;
+use crate::rules::Selection;
+use crate::snapshot::Snapshot;
+
+/// `gpudoctor stress`: probe (for the GPU list and the driver), stress every selected GPU with
+/// a live view, then the report and exit status of `check` (130 / 143 when interrupted).
+pub(crate) fn stress(a: StressArgs) -> Output {
+    use crate::gpu::stress::{self as st, StressOptions};
+    use crate::render::stress_live::{Bars, JsonLines, PlainLines, Sink};
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    // Arguments first, before touching the machine.
+    let seconds = match (a.minutes, a.seconds) {
+        (Some(m), _) => m * 60.0,
+        (None, Some(s)) => s,
+        (None, None) => 300.0,
+    };
+    if !(seconds.is_finite() && seconds > 0.0 && seconds <= 7.0 * 24.0 * 3600.0) {
+        return Output::tool_error(format!(
+            "the duration must be more than 0 and at most 7 days (got {seconds} s): use --minutes N or --seconds N"
+        ));
+    }
+    if !(a.memory_fraction.is_finite()
+        && (0.1..=st::MAX_MEMORY_FRACTION).contains(&a.memory_fraction))
+    {
+        return Output::tool_error(format!(
+            "--memory-fraction must be between 0.1 and {max} (got {}): the last {}% of the free memory is left for the driver and cuBLAS (kernels loaded at first use under CUDA's lazy loading, cuBLAS's workspace), which would otherwise fail with out-of-memory mid-run; {max} is the default",
+            a.memory_fraction,
+            ((1.0 - st::MAX_MEMORY_FRACTION) * 100.0).round(),
+            max = st::MAX_MEMORY_FRACTION,
+        ));
+    }
+    let mut tests = (false, false);
+    for t in a.tests.split(',').map(str::trim).filter(|t| !t.is_empty()) {
+        match t {
+            "memory" => tests.0 = true,
+            "compute" => tests.1 = true,
+            other => {
+                return Output::tool_error(format!(
+                    "unknown test '{}' in --tests: use memory, compute or memory,compute",
+                    crate::sanitize::clean_line(other, 40)
+                ))
+            }
+        }
+    }
+    if !(tests.0 || tests.1) {
+        return Output::tool_error("--tests names no test: use memory, compute or memory,compute");
+    }
+    if a.inject_faults > st::MAX_LOG {
+        return Output::tool_error(format!(
+            "--inject-faults takes at most {} flips",
+            st::MAX_LOG
+        ));
+    }
+    let policy = match a.policy.policy.as_deref().map(crate::policy::Policy::load) {
+        None => None,
+        Some(Ok(p)) => Some(p),
+        Some(Err(e)) => return Output::tool_error(e),
+    };
+    let matrix = match load_matrix(None) {
+        Ok(m) => m,
+        Err(e) => return Output::tool_error(e),
+    };
+    let sim = crate::gpu::sim::SimBackend::from_env();
+    let mut snap = if sim.is_some() {
+        Snapshot::empty()
+    } else {
+        probe::probe_all(&ProbeOptions::default())
+    };
+    let nvml_gpus: Vec<(u32, Option<String>)> = match &sim {
+        Some(b) => (0..b.count)
+            .map(|i| (i, Some(crate::gpu::sim::SimBackend::bus_id(i))))
+            .collect(),
+        None => snap
+            .gpu_list()
+            .iter()
+            .map(|g| (g.index, g.pci_bus_id.get().cloned()))
+            .collect(),
+    };
+    let selected = match &a.gpu {
+        None => None,
+        Some(list) if sim.is_some() => {
+            let mut v = Vec::new();
+            for part in list.split(',') {
+                match part.trim().parse::<u32>() {
+                    Ok(i) => v.push(i),
+                    Err(_) => {
+                        return Output::tool_error(format!(
+                            "--gpu: '{}' is not a GPU index",
+                            crate::sanitize::clean_line(part, 40)
+                        ))
+                    }
+                }
+            }
+            Some(v)
+        }
+        Some(list) => match gpu_filter(Some(list), &snap) {
+            Ok(f) => f,
+            Err(e) => return Output::tool_error(e),
+        },
+    };
+    let done = Arc::new(AtomicBool::new(false));
+    let stop = crate::interrupt::watch(done.clone());
+    let opts = StressOptions {
+        duration: Duration::from_secs_f64(seconds),
+        memory: tests.0,
+        compute: tests.1,
+        memory_fraction: a.memory_fraction,
+        inject_faults: a.inject_faults,
+        nvml_gpus,
+        selected,
+        stop,
+        grace: Duration::from_millis(1500),
+    };
+    let format = if a.json { StressFormat::Json } else { a.format };
+    let mut sink: Box<dyn Sink> = match format {
+        StressFormat::Jsonl => Box::new(JsonLines(crate::outguard::writer())),
+        StressFormat::Human if std::io::stderr().is_terminal() => Box::new(Bars::new()),
+        _ => Box::new(PlainLines::new(std::io::stderr(), Duration::from_secs(10))),
+    };
+    let (backend, monitor): (
+        Arc<dyn crate::gpu::Backend>,
+        Option<Box<dyn crate::gpu::stress::Monitor>>,
+    ) = match sim {
+        // GPUDOCTOR_SIM_NVML=1: the simulated GPUs with the real NVML watch (the stand-in
+        // libnvidia-ml in tests), so NVML's failures meet a running stress loop.
+        Some(b) if std::env::var("GPUDOCTOR_SIM_NVML").as_deref() == Ok("1") => {
+            (Arc::new(b), open_watch(Duration::from_secs(5), &opts.stop))
+        }
+        Some(b) => {
+            let m = crate::gpu::sim::SimMonitor::new(&b.faults);
+            (Arc::new(b), Some(Box::new(m)))
+        }
+        None => (
+            Arc::new(crate::gpu::cuda::CudaBackend::for_snapshot(&snap)),
+            open_watch(Duration::from_secs(5), &opts.stop),
+        ),
+    };
+    let mut result = st::run(backend, &opts, monitor, &mut |e| sink.event(e));
+    sink.finish();
+    done.store(true, Ordering::SeqCst);
+    let signal = crate::interrupt::received();
+    result.interrupted_by = signal.map(|s| {
+        if s == 15 {
+            "SIGTERM".to_string()
+        } else {
+            "SIGINT".to_string()
+        }
+    });
+    snap.stress = Some(result);
+    let sel = Selection {
+        only: vec!["stress.".into()],
+        skip: Vec::new(),
+    };
+    let opts = match policy_options(policy.as_ref(), a.policy.node_class.as_deref(), &snap, None) {
+        Ok(x) => x,
+        Err(e) => return Output::tool_error(e),
+    };
+    let report = judge(snap, &matrix, &opts, &sel, &None, policy.as_ref());
+    let fail_on = fail_severity(a.fail_on);
+    let status = match signal {
+        Some(15) => ExitStatus::Terminated,
+        Some(_) => ExitStatus::Interrupted,
+        None if report.unfit(fail_on) => ExitStatus::Unfit,
+        None => ExitStatus::Healthy,
+    };
+    let text = match format {
+        StressFormat::Human => render::human::render(
+            &report,
+            &HumanOptions {
+                color: use_color(a.color),
+                all_facts: true,
+                gpus: None,
+                areas: Some(vec![crate::report::Area::Stress]),
+            },
+        ),
+        StressFormat::Json => match render::json::render(&report) {
+            Ok(s) => s,
+            Err(e) => return Output::tool_error(format!("could not write the JSON report: {e}")),
+        },
+        StressFormat::Jsonl => {
+            let v = serde_json::json!({"event": "report", "report": report});
+            format!("{v}\n")
+        }
+        StressFormat::Prometheus => render::prometheus::render(&report),
+        StressFormat::Junit => {
+            render::junit::render(&report, &selected_rules(&sel), fail_on, "gpudoctor stress")
+        }
+        StressFormat::Line => render::line::render(&report),
+    };
+    Output::ok(text, status)
+}
+
+/// NVML for the stress watch, opened on a thread under `limit` and then run on a thread of its
+/// own ([`crate::gpu::watch`]): a hung driver costs the watch, never the run.
+/// Opens the NVML watch within `limit`, or sooner when `stop` is set (SIGINT / SIGTERM while
+/// NVML hangs in its init or event registration must still be answered at once).
+pub(crate) fn open_watch(
+    limit: Duration,
+    stop: &std::sync::atomic::AtomicBool,
+) -> Option<Box<dyn crate::gpu::stress::Monitor>> {
+    use crate::gpu::watch::{DeadMonitor, ThreadedMonitor};
+    use crate::probe::deadline::{self, Outcome};
+    let p = deadline::spawn("nvml-watch", crate::probe::nvml_watch::NvmlMonitor::open);
+    let r = p.wait_unless(std::time::Instant::now() + limit, stop);
+    if stop.load(std::sync::atomic::Ordering::SeqCst) && matches!(r.0, Outcome::TimedOut) {
+        return Some(Box::new(DeadMonitor(
+            "interrupted while NVML was opening (it had not answered): nothing was watched".into(),
+        )));
+    }
+    match r {
+        (Outcome::Done(Some(m)), _) => Some(Box::new(ThreadedMonitor::start(Box::new(m)))),
+        (Outcome::Done(None), _) => None,
+        (Outcome::TimedOut, took) => Some(Box::new(DeadMonitor(format!(
+            "NVML did not answer within {} s (nvmlInit or event registration hung): temperatures, clocks, ECC and Xid events were not watched",
+            took.as_secs()
+        )))),
+        (Outcome::Panicked(e), _) => Some(Box::new(DeadMonitor(format!(
+            "NVML failed while opening the watch ({e}): nothing was watched"
+        )))),
+    }
+}
