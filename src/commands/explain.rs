@@ -91,7 +91,7 @@ pub(crate) fn explain(a: ExplainArgs) -> Output {
             logscan::scan_with(std::io::stdin().lock(), &matrix, catalog)
         } else {
             match std::fs::File::open(path) {
-                Ok(f) => logscan::scan_with(f, &matrix, catalog),
+                Ok(f) => logscan::scan_file(f, &matrix, catalog, 0),
                 Err(e) => {
                     return Output::tool_error(format!(
                         "cannot read the log {}: {e}",

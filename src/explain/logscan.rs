@@ -1,10 +1,12 @@
-//! `explain --log FILE`: scans a log of any size in one streaming pass. Each 1 MiB chunk is
-//! lowercased into a second buffer, and vectorised (Teddy) searches over a small cover of the
-//! catalog's patterns ([`Catalog::prefilter_groups`], about a hundred literals in groups of 64)
-//! find the candidate lines; a byte-at-a-time automaton over the catalog's few hundred patterns
-//! ran at a fifth of the speed. Only a candidate line is decoded and matched against the whole
-//! catalog (normalised, as pasted text is). Line numbers come from counting newlines with memchr.
-//! Each distinct match is reported once, with its count and first line.
+//! `explain --log FILE`: scans a log of any size. Each block of lines is lowercased into a
+//! second buffer, and vectorised (Teddy) searches over a small cover of the catalog's patterns
+//! ([`Catalog::prefilter_groups`], about a hundred literals in groups of 64) find the candidate
+//! lines; a byte-at-a-time automaton over the catalog's few hundred patterns ran at a fifth of
+//! the speed. A regular file of some size is cut into segments of whole lines that several
+//! threads search at once ([`scan_file`]); a pipe is read in one stream ([`scan_with`]). Only a
+//! candidate line is decoded and matched against the whole catalog (normalised, as pasted text
+//! is), in the order of the log, on one thread. Line numbers come from counting newlines with
+//! memchr. Each distinct match is reported once, with its count and first line.
 
 use std::collections::HashMap;
 use std::io::Read;
@@ -19,6 +21,13 @@ use crate::matrix::Matrix;
 const CHUNK: usize = 1 << 20;
 /// Longest line kept whole; longer lines are cut (their hits still count).
 const MAX_LINE: usize = 64 * 1024;
+/// The prefilter lowercases and searches this much at a time, so that the copy stays in the
+/// core's cache.
+const BLOCK: usize = 128 * 1024;
+/// What each thread scans of a regular file in one round.
+const SEGMENT: u64 = 16 << 20;
+/// Files smaller than this are scanned on one thread.
+const PARALLEL_FROM: u64 = 64 << 20;
 
 pub struct ScanResult {
     pub matches: Vec<Match>,
@@ -32,42 +41,190 @@ pub fn scan<R: Read>(r: R, m: &Matrix) -> std::io::Result<ScanResult> {
     scan_with(r, m, cat)
 }
 
-/// [`scan`] with a given catalog.
-pub fn scan_with<R: Read>(mut r: R, m: &Matrix, cat: &Catalog) -> std::io::Result<ScanResult> {
-    let groups = cat.prefilter_groups();
-    let mut searchers = Vec::new();
-    for g in groups {
-        match aho_corasick::packed::Config::new()
-            .builder()
-            .extend(g)
-            .build()
-        {
-            Some(s) => searchers.push(s),
-            None => {
-                searchers.clear();
-                break;
+/// Finds the lines that may match: vectorised searches for the catalog's cover literals in a
+/// lowercased copy of the text.
+struct Prefilter {
+    searchers: Vec<aho_corasick::packed::Searcher>,
+    /// Where no vectorised search is available: one automaton over every literal.
+    fallback: Option<AhoCorasick>,
+}
+
+impl Prefilter {
+    fn new(cat: &Catalog) -> std::io::Result<Prefilter> {
+        let groups = cat.prefilter_groups();
+        let mut searchers = Vec::new();
+        for g in groups {
+            match aho_corasick::packed::Config::new()
+                .builder()
+                .extend(g)
+                .build()
+            {
+                Some(s) => searchers.push(s),
+                None => {
+                    searchers.clear();
+                    break;
+                }
+            }
+        }
+        let fallback = if searchers.is_empty() {
+            Some(
+                AhoCorasick::builder()
+                    .match_kind(MatchKind::LeftmostFirst)
+                    .kind(Some(aho_corasick::AhoCorasickKind::DFA))
+                    .build(groups.iter().flatten())
+                    .map_err(|e| std::io::Error::other(e.to_string()))?,
+            )
+        } else {
+            None
+        };
+        Ok(Prefilter {
+            searchers,
+            fallback,
+        })
+    }
+
+    /// The start of every line of `text` (whole lines) that holds a literal, ascending, each
+    /// once. `lower` is scratch space.
+    fn candidates(&self, text: &[u8], lower: &mut Vec<u8>, starts: &mut Vec<usize>) {
+        let mut from = 0usize;
+        while from < text.len() {
+            // A block of whole lines (or a cut where one line is longer than the block).
+            let mut to = (from + BLOCK).min(text.len());
+            if to < text.len() {
+                if let Some(i) = memchr::memrchr(b'\n', text.get(from..to).unwrap_or(&[])) {
+                    to = from + i + 1;
+                }
+            }
+            let block = text.get(from..to).unwrap_or(&[]);
+            lower.clear();
+            lower.extend_from_slice(block);
+            lower.make_ascii_lowercase();
+            let first = starts.len();
+            let note = |hit: usize, starts: &mut Vec<usize>| -> usize {
+                let start = memchr::memrchr(b'\n', lower.get(..hit).unwrap_or(&[]))
+                    .map(|i| i + 1)
+                    .unwrap_or(0);
+                starts.push(from + start);
+                // Go on from the next line: one hit a line is enough.
+                memchr::memchr(b'\n', lower.get(hit..).unwrap_or(&[]))
+                    .map(|i| hit + i + 1)
+                    .unwrap_or(lower.len())
+            };
+            for sr in &self.searchers {
+                let mut pos = 0usize;
+                while let Some(h) =
+                    sr.find_in(lower.as_slice(), aho_corasick::Span::from(pos..lower.len()))
+                {
+                    pos = note(h.start(), starts);
+                }
+            }
+            if let Some(ac) = &self.fallback {
+                let mut pos = 0usize;
+                while let Some(h) = ac.find(Input::new(lower.as_slice()).range(pos..)) {
+                    pos = note(h.start(), starts);
+                }
+            }
+            if let Some(new) = starts.get_mut(first..) {
+                new.sort_unstable();
+            }
+            if starts.len() > first {
+                // Dedup only the new ones: earlier blocks end before this one starts.
+                let mut tail: Vec<usize> = starts.drain(first..).collect();
+                tail.dedup();
+                starts.extend(tail);
+            }
+            from = to;
+        }
+    }
+}
+
+/// A line that may match: the newlines before it in its text, and its bytes (cut to
+/// [`MAX_LINE`]).
+type Candidate = (u64, Vec<u8>);
+
+/// What one thread found in its segment: the candidate lines, the newlines, the last byte.
+type Segment = (Vec<Candidate>, u64, Option<u8>);
+
+/// The candidate lines of whole lines `text`, and the newlines of all `text`.
+fn candidate_lines(pre: &Prefilter, text: &[u8], lower: &mut Vec<u8>) -> (Vec<Candidate>, u64) {
+    let mut starts = Vec::new();
+    pre.candidates(text, lower, &mut starts);
+    let mut out = Vec::with_capacity(starts.len());
+    let mut counted_to = 0usize;
+    let mut before = 0u64;
+    for start in starts {
+        let stop = memchr::memchr(b'\n', text.get(start..).unwrap_or(&[]))
+            .map(|i| start + i)
+            .unwrap_or(text.len());
+        before +=
+            memchr::memchr_iter(b'\n', text.get(counted_to..start).unwrap_or(&[])).count() as u64;
+        counted_to = start;
+        let raw = text.get(start..stop.min(start + MAX_LINE)).unwrap_or(&[]);
+        out.push((before, raw.to_vec()));
+    }
+    let newlines =
+        before + memchr::memchr_iter(b'\n', text.get(counted_to..).unwrap_or(&[])).count() as u64;
+    (out, newlines)
+}
+
+/// Matches candidate lines in their order (the kernel-log parser keeps state across lines) and
+/// merges what they show: each distinct match once, with its count and first line.
+struct Collector<'a> {
+    cat: &'a Catalog,
+    matrix: &'a Matrix,
+    parser: LogParser,
+    found: HashMap<String, usize>,
+    out: Vec<Match>,
+}
+
+impl<'a> Collector<'a> {
+    fn new(cat: &'a Catalog, matrix: &'a Matrix) -> Self {
+        Collector {
+            cat,
+            matrix,
+            parser: LogParser::new(),
+            found: HashMap::new(),
+            out: Vec::new(),
+        }
+    }
+
+    fn line(&mut self, line_no: u64, raw: &[u8]) {
+        let text = String::from_utf8_lossy(raw);
+        for mut x in line_matches(self.cat, &text, self.matrix, &mut self.parser) {
+            match self.found.get(&x.key) {
+                Some(&i) => {
+                    if let Some(e) = self.out.get_mut(i) {
+                        e.count = Some(e.count.unwrap_or(1) + 1);
+                    }
+                }
+                None => {
+                    x.count = Some(1);
+                    x.first_line = Some(line_no);
+                    self.found.insert(x.key.clone(), self.out.len());
+                    self.out.push(x);
+                }
             }
         }
     }
-    // Where no vectorised search is available: one automaton over every literal.
-    let fallback = if searchers.is_empty() {
-        Some(
-            AhoCorasick::builder()
-                .match_kind(MatchKind::LeftmostFirst)
-                .kind(Some(aho_corasick::AhoCorasickKind::DFA))
-                .build(groups.iter().flatten())
-                .map_err(|e| std::io::Error::other(e.to_string()))?,
-        )
-    } else {
-        None
-    };
-    let mut parser = LogParser::new();
-    let mut found: HashMap<String, usize> = HashMap::new();
-    let mut out: Vec<Match> = Vec::new();
+
+    fn finish(mut self, lines: u64, bytes: u64) -> ScanResult {
+        rank(&mut self.out);
+        ScanResult {
+            matches: self.out,
+            lines,
+            bytes,
+        }
+    }
+}
+
+/// [`scan`] with a given catalog, one thread, from any reader (a pipe, standard input).
+pub fn scan_with<R: Read>(mut r: R, m: &Matrix, cat: &Catalog) -> std::io::Result<ScanResult> {
+    let pre = Prefilter::new(cat)?;
+    let mut col = Collector::new(cat, m);
     // Bytes read but not yet scanned (a partial last line) stay at the front of `buf`; each read
     // appends straight after them, so nothing is copied twice.
     let mut buf: Vec<u8> = vec![0u8; CHUNK + MAX_LINE];
-    let mut lower: Vec<u8> = Vec::with_capacity(CHUNK + MAX_LINE);
+    let mut lower: Vec<u8> = Vec::with_capacity(BLOCK + MAX_LINE);
     let mut have = 0usize;
     let mut line_no: u64 = 0; // lines before `buf`
     let mut bytes: u64 = 0;
@@ -99,77 +256,160 @@ pub fn scan_with<R: Read>(mut r: R, m: &Matrix, cat: &Catalog) -> std::io::Resul
             }
         };
         let (done, _) = filled.split_at(end);
-        // The prefilter words are lowercase: search a lowercased copy (same offsets).
-        lower.clear();
-        lower.extend_from_slice(done);
-        lower.make_ascii_lowercase();
-        // The start of every line with a literal of any group, in order, each once.
-        let mut starts: Vec<usize> = Vec::new();
-        let note = |hit: usize, starts: &mut Vec<usize>| -> usize {
-            let start = memchr::memrchr(b'\n', lower.get(..hit).unwrap_or(&[]))
-                .map(|i| i + 1)
-                .unwrap_or(0);
-            starts.push(start);
-            // Go on from the next line: one hit a line is enough.
-            memchr::memchr(b'\n', lower.get(hit..).unwrap_or(&[]))
-                .map(|i| hit + i + 1)
-                .unwrap_or(lower.len())
-        };
-        for sr in &searchers {
-            let mut pos = 0usize;
-            while let Some(h) = sr.find_in(&lower, aho_corasick::Span::from(pos..lower.len())) {
-                pos = note(h.start(), &mut starts);
-            }
+        let (cands, newlines) = candidate_lines(&pre, done, &mut lower);
+        for (before, raw) in &cands {
+            col.line(line_no + before + 1, raw);
         }
-        if let Some(ac) = &fallback {
-            let mut pos = 0usize;
-            while let Some(h) = ac.find(Input::new(&lower[..]).range(pos..)) {
-                pos = note(h.start(), &mut starts);
-            }
-        }
-        starts.sort_unstable();
-        starts.dedup();
-        let mut counted_to = 0usize;
-        let mut counted_lines = line_no;
-        for start in starts {
-            let stop = memchr::memchr(b'\n', done.get(start..).unwrap_or(&[]))
-                .map(|i| start + i)
-                .unwrap_or(done.len());
-            counted_lines += memchr::memchr_iter(b'\n', done.get(counted_to..start).unwrap_or(&[]))
-                .count() as u64;
-            counted_to = start;
-            let this_line = counted_lines + 1;
-            let raw = done.get(start..stop.min(start + MAX_LINE)).unwrap_or(&[]);
-            let text = String::from_utf8_lossy(raw);
-            for mut x in line_matches(cat, &text, m, &mut parser) {
-                match found.get(&x.key) {
-                    Some(&i) => {
-                        if let Some(e) = out.get_mut(i) {
-                            e.count = Some(e.count.unwrap_or(1) + 1);
-                        }
-                    }
-                    None => {
-                        x.count = Some(1);
-                        x.first_line = Some(this_line);
-                        found.insert(x.key.clone(), out.len());
-                        out.push(x);
-                    }
-                }
-            }
-        }
-        line_no += memchr::memchr_iter(b'\n', done).count() as u64;
+        line_no += newlines;
         if eof && !done.is_empty() && done.last() != Some(&b'\n') {
             line_no += 1;
         }
         buf.copy_within(end..have, 0);
         have -= end;
     }
-    rank(&mut out);
-    Ok(ScanResult {
-        matches: out,
-        lines: line_no,
-        bytes,
-    })
+    Ok(col.finish(line_no, bytes))
+}
+
+/// A log file: a regular file of some size is scanned by several threads at once (each a
+/// segment of whole lines, read with `pread`), its candidate lines then matched in order on this
+/// thread; anything else (a pipe, a small file) as [`scan_with`] does. `threads` 0 = one per
+/// CPU (`GPUDOCTOR_SCAN_THREADS` overrides).
+pub fn scan_file(
+    f: std::fs::File,
+    m: &Matrix,
+    cat: &Catalog,
+    threads: usize,
+) -> std::io::Result<ScanResult> {
+    let meta = f.metadata()?;
+    let threads = match threads {
+        0 => std::env::var("GPUDOCTOR_SCAN_THREADS")
+            .ok()
+            .and_then(|v| v.trim().parse::<usize>().ok())
+            .filter(|&n| n > 0)
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+        n => n,
+    }
+    .min(16);
+    if !meta.is_file() || meta.len() < PARALLEL_FROM || threads < 2 {
+        return scan_with(f, m, cat);
+    }
+    scan_parallel(&f, meta.len(), m, cat, threads, SEGMENT)
+}
+
+#[cfg(unix)]
+fn read_at(f: &std::fs::File, buf: &mut [u8], at: u64) -> std::io::Result<usize> {
+    std::os::unix::fs::FileExt::read_at(f, buf, at)
+}
+
+#[cfg(windows)]
+fn read_at(f: &std::fs::File, buf: &mut [u8], at: u64) -> std::io::Result<usize> {
+    std::os::windows::fs::FileExt::seek_read(f, buf, at)
+}
+
+/// Fills `buf` from `at`, short only at the end of the file.
+fn read_full_at(f: &std::fs::File, buf: &mut [u8], at: u64) -> std::io::Result<usize> {
+    let mut got = 0usize;
+    while got < buf.len() {
+        match read_at(f, buf.get_mut(got..).unwrap_or(&mut []), at + got as u64) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(got)
+}
+
+/// The first line start at or after `at` (the byte after a newline), looking at most
+/// [`MAX_LINE`] ahead; `at` itself when no newline is that near (the long line is cut there:
+/// its hits still count, on two candidate lines at most).
+fn line_start_from(f: &std::fs::File, at: u64, len: u64) -> std::io::Result<u64> {
+    if at == 0 || at >= len {
+        return Ok(at.min(len));
+    }
+    let mut window = vec![0u8; MAX_LINE];
+    let n = read_full_at(f, &mut window, at - 1)?;
+    Ok(
+        match memchr::memchr(b'\n', window.get(..n).unwrap_or(&[])) {
+            Some(i) => at + i as u64,
+            None => at,
+        },
+    )
+}
+
+fn scan_parallel(
+    f: &std::fs::File,
+    len: u64,
+    m: &Matrix,
+    cat: &Catalog,
+    threads: usize,
+    segment: u64,
+) -> std::io::Result<ScanResult> {
+    let pre = Prefilter::new(cat)?;
+    let mut col = Collector::new(cat, m);
+    let mut bufs: Vec<(Vec<u8>, Vec<u8>)> =
+        (0..threads).map(|_| (Vec::new(), Vec::new())).collect();
+    let mut line_no = 0u64;
+    let mut bytes = 0u64;
+    let mut at = 0u64;
+    let mut ends_with_newline = true;
+    while at < len {
+        // This round's segments, each of whole lines.
+        let mut bounds = vec![at];
+        for i in 1..=threads {
+            let want = (at + segment * i as u64).min(len);
+            let prev = bounds.last().copied().unwrap_or(at);
+            bounds.push(line_start_from(f, want, len)?.max(prev));
+        }
+        let results: Vec<std::io::Result<Segment>> = std::thread::scope(|s| {
+            let pre = &pre;
+            let handles: Vec<_> = bufs
+                .iter_mut()
+                .zip(bounds.windows(2))
+                .map(|((buf, lower), w)| {
+                    let (a, b) = (
+                        w.first().copied().unwrap_or(0),
+                        w.get(1).copied().unwrap_or(0),
+                    );
+                    s.spawn(move || {
+                        let size = usize::try_from(b - a).map_err(std::io::Error::other)?;
+                        buf.resize(size, 0);
+                        let n = read_full_at(f, buf, a)?;
+                        let text = buf.get(..n).unwrap_or(&[]);
+                        let (c, nl) = candidate_lines(pre, text, lower);
+                        Ok((c, nl, text.last().copied()))
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|_| Err(std::io::Error::other("a scanning thread failed")))
+                })
+                .collect()
+        });
+        for r in results {
+            let (cands, newlines, last) = r?;
+            for (before, raw) in &cands {
+                col.line(line_no + before + 1, raw);
+            }
+            line_no += newlines;
+            if let Some(l) = last {
+                ends_with_newline = l == b'\n';
+            }
+        }
+        let next = bounds.last().copied().unwrap_or(len);
+        bytes += next - at;
+        if next <= at {
+            break;
+        }
+        at = next;
+    }
+    if bytes > 0 && !ends_with_newline {
+        line_no += 1;
+    }
+    Ok(col.finish(line_no, bytes))
 }
 
 #[cfg(test)]
