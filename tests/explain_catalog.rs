@@ -83,6 +83,40 @@ fn a_replacement_catalog_is_validated_with_file_and_line() {
     assert_eq!(r.json()["matches"].as_array().unwrap().len(), 0);
 }
 
+/// A copy of the project's explain-catalog/ directory (signatures and code tables) works as a
+/// replacement: the code tables in it are left to the built-in ones, the signatures are read.
+#[test]
+fn a_copy_of_the_catalog_directory_is_a_valid_replacement() {
+    let d = tempfile::tempdir().unwrap();
+    for f in ["signatures.yaml", "codes.yaml"] {
+        std::fs::copy(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("explain-catalog")
+                .join(f),
+            d.path().join(f),
+        )
+        .unwrap();
+    }
+    let r = Run::new()
+        .args(["explain", "--json", "--catalog"])
+        .arg_path(d.path())
+        .args(["Xid 79: GPU has fallen off the bus"])
+        .run();
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.json()["matches"][0]["code"], 79, "{}", r.stdout);
+    let r = Run::new()
+        .args(["explain", "--json", "--catalog"])
+        .arg_path(d.path())
+        .args(["0xC0000409"])
+        .run();
+    assert_eq!(
+        r.json()["matches"][0]["name"],
+        "STATUS_STACK_BUFFER_OVERRUN",
+        "{}",
+        r.stdout
+    );
+}
+
 /// A whole traceback on stdin (how people paste): the root cause leads, its consequences follow.
 #[test]
 fn a_pasted_traceback_on_stdin_leads_with_the_root_cause() {

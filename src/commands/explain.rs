@@ -54,6 +54,17 @@ pub(crate) fn explain(a: ExplainArgs) -> Output {
                 g.name
             ));
         }
+        if let Some(t) = crate::explain::tables::tables() {
+            s.push_str(&format!(
+                "\nCode tables (built in, explain-catalog/codes.yaml {}): {} NTSTATUS values, {} CUDA errors, {} NVML return codes, {} signals, {} Xid entries\n",
+                t.version,
+                t.ntstatus.codes.len(),
+                t.cuda.codes.len(),
+                t.nvml.codes.len(),
+                t.signals.codes.len(),
+                t.xid.codes.len()
+            ));
+        }
         return Output::ok(s, ExitStatus::Healthy);
     }
     if let Some(id) = &a.rule {

@@ -192,6 +192,12 @@ impl Catalog {
             names.sort();
             for p in names {
                 let t = crate::userfile::read(&p, "the explain catalog").map_err(|e| vec![e])?;
+                // A copy of explain-catalog/ holds the code tables too: they are built in.
+                if t.lines()
+                    .any(|l| l.trim() == format!("schema: {}", super::tables::CODES_SCHEMA))
+                {
+                    continue;
+                }
                 files.push((p.display().to_string(), t));
             }
             if files.is_empty() {

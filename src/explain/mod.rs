@@ -7,6 +7,7 @@ pub mod catalog;
 pub mod codes;
 pub mod logscan;
 pub mod signatures;
+pub mod tables;
 
 use serde::Serialize;
 
@@ -81,18 +82,18 @@ impl Match {
             severity: Severity::Error,
         }
     }
-    pub fn causes(mut self, c: &[&str]) -> Match {
-        self.likely_causes = c.iter().map(|s| s.to_string()).collect();
+    pub fn causes<S: AsRef<str>>(mut self, c: &[S]) -> Match {
+        self.likely_causes = c.iter().map(|s| s.as_ref().to_string()).collect();
         self
     }
     pub fn causes_owned(mut self, c: Vec<String>) -> Match {
         self.likely_causes = c;
         self
     }
-    pub fn fix(mut self, text: impl Into<String>, commands: &[&str]) -> Match {
+    pub fn fix<S: AsRef<str>>(mut self, text: impl Into<String>, commands: &[S]) -> Match {
         self.fix = Fix {
             text: text.into(),
-            commands: commands.iter().map(|s| s.to_string()).collect(),
+            commands: commands.iter().map(|s| s.as_ref().to_string()).collect(),
         };
         self
     }

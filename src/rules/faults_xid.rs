@@ -62,7 +62,13 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
             format!("{} times in the last {} h", e.count, log.window_hours)
         };
         let (name, meaning, category, mut level, action_text) = match lookup(*xid) {
-            Some(i) => (i.name, i.meaning, i.category, i.level, i.action.to_string()),
+            Some(i) => (
+                i.name.as_str(),
+                i.meaning.as_str(),
+                i.category,
+                i.level,
+                i.action.clone(),
+            ),
             None => (
                 "UNKNOWN",
                 "an Xid that is not in the catalog gpudoctor knows",

@@ -129,7 +129,7 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
                     "not in gpudoctor's catalog",
                     Category::HardwareFault,
                 ),
-                |i| (i.name, i.meaning, i.category),
+                |i| (i.name.as_str(), i.meaning.as_str(), i.category),
             );
             // An application-class Xid (13, 31, 43, ...) while our own kernels kept running and
             // verifying came from another process on the GPU: seen on an H100 when a second

@@ -1,0 +1,217 @@
+//! The code tables of `explain` and the Xid table of the fault rules, read from
+//! `explain-catalog/codes.yaml` (built into the binary): Windows NTSTATUS values, CUDA error
+//! numbers, NVML return codes, POSIX signals and NVIDIA Xids, each table with its sources. The
+//! Rust that reads a number in a text and turns an entry into an answer is in
+//! [`super::codes`] and [`crate::faults::xid`].
+
+use std::collections::HashSet;
+use std::sync::OnceLock;
+
+use serde::Deserialize;
+
+use crate::faults::xid::Level;
+use crate::report::{Category, Severity};
+
+pub const CODES_SCHEMA: &str = "gpudoctor.explain-codes/1";
+const EMBEDDED: (&str, &str) = (
+    "explain-catalog/codes.yaml",
+    include_str!("../../explain-catalog/codes.yaml"),
+);
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Tables {
+    pub schema: String,
+    pub version: String,
+    pub ntstatus: Table<Nt>,
+    pub cuda: Table<Cuda>,
+    pub nvml: Table<Nvml>,
+    pub signals: Table<Signal>,
+    pub xid: Table<XidInfo>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Table<T> {
+    pub sources: Vec<String>,
+    pub codes: Vec<T>,
+}
+
+/// A Windows NTSTATUS value ([MS-ERREF] 2.3.1).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Nt {
+    pub code: u32,
+    pub name: String,
+    pub meaning: String,
+    pub causes: Vec<String>,
+    pub fix: String,
+    #[serde(default)]
+    pub commands: Vec<String>,
+}
+
+/// A CUDA runtime error (`cudaError`) and its driver API twin (`CUresult`, same number).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Cuda {
+    pub num: u32,
+    pub runtime: String,
+    #[serde(default)]
+    pub driver: String,
+    /// What `cudaGetErrorString` says.
+    #[serde(default)]
+    pub text: String,
+    pub category: Category,
+    pub causes: Vec<String>,
+    pub fix: String,
+    #[serde(default)]
+    pub commands: Vec<String>,
+}
+
+/// An NVML return code (`nvmlReturn_t`).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Nvml {
+    pub num: u32,
+    pub name: String,
+    pub meaning: String,
+    pub category: Category,
+}
+
+/// A POSIX signal (x86-64 numbers), as a training job meets it.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Signal {
+    pub num: u32,
+    pub name: String,
+    pub meaning: String,
+    pub causes: Vec<String>,
+    pub category: Category,
+    pub severity: Severity,
+    #[serde(default)]
+    pub fix: String,
+    #[serde(default)]
+    pub commands: Vec<String>,
+    /// Added to the meaning.
+    #[serde(default)]
+    pub note: String,
+}
+
+/// One Xid or a group that shares a meaning.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct XidInfo {
+    /// Each `N` or `N-M`.
+    pub xids: Vec<XidSpec>,
+    pub name: String,
+    pub meaning: String,
+    pub category: Category,
+    pub level: Level,
+    pub action: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum XidSpec {
+    One(u32),
+    Range(String),
+}
+
+impl XidSpec {
+    /// The first and last Xid, or None for a malformed range.
+    pub fn bounds(&self) -> Option<(u32, u32)> {
+        match self {
+            XidSpec::One(n) => Some((*n, *n)),
+            XidSpec::Range(r) => {
+                let (a, b) = r.split_once('-')?;
+                let (a, b) = (a.trim().parse().ok()?, b.trim().parse().ok()?);
+                (a <= b).then_some((a, b))
+            }
+        }
+    }
+}
+
+impl XidInfo {
+    pub fn covers(&self, xid: u32) -> bool {
+        self.xids
+            .iter()
+            .filter_map(XidSpec::bounds)
+            .any(|(a, b)| (a..=b).contains(&xid))
+    }
+}
+
+/// The built-in tables; None only if the built-in file is broken (a test loads it).
+pub fn tables() -> Option<&'static Tables> {
+    static T: OnceLock<Option<Tables>> = OnceLock::new();
+    T.get_or_init(|| parse(EMBEDDED.0, EMBEDDED.1).ok())
+        .as_ref()
+}
+
+/// Reads and checks a code-table file: its schema, sources for every table, no number listed
+/// twice, well-formed Xid ranges. Errors name the file (and the line where the YAML says).
+pub fn parse(name: &str, text: &str) -> Result<Tables, Vec<String>> {
+    let t: Tables = serde_saphyr::from_str(text).map_err(|e| {
+        let (at, message) = crate::userfile::yaml_error(name, &e);
+        vec![format!("{at}: {message}")]
+    })?;
+    let mut errors = Vec::new();
+    if t.schema != CODES_SCHEMA {
+        errors.push(format!(
+            "{name}: schema is {:?}; this gpudoctor reads {CODES_SCHEMA:?}",
+            t.schema
+        ));
+    }
+    let mut xids = Vec::new();
+    for x in &t.xid.codes {
+        for s in &x.xids {
+            match s.bounds() {
+                Some((a, b)) => xids.extend(a..=b),
+                None => errors.push(format!(
+                    "{name}: Xid entry {:?}: {s:?} is not N or N-M with N <= M",
+                    x.name
+                )),
+            }
+        }
+    }
+    let mut twice = |table: &str, nums: Vec<u32>, sources: &[String]| {
+        if sources.is_empty() {
+            errors.push(format!("{name}: the {table} table names no source"));
+        }
+        let mut seen = HashSet::new();
+        for n in nums {
+            if !seen.insert(n) {
+                errors.push(format!("{name}: {table} {n} is listed twice"));
+            }
+        }
+    };
+    twice(
+        "ntstatus",
+        t.ntstatus.codes.iter().map(|c| c.code).collect(),
+        &t.ntstatus.sources,
+    );
+    twice(
+        "cuda",
+        t.cuda.codes.iter().map(|c| c.num).collect(),
+        &t.cuda.sources,
+    );
+    twice(
+        "nvml",
+        t.nvml.codes.iter().map(|c| c.num).collect(),
+        &t.nvml.sources,
+    );
+    twice(
+        "signal",
+        t.signals.codes.iter().map(|c| c.num).collect(),
+        &t.signals.sources,
+    );
+    twice("xid", xids, &t.xid.sources);
+    if errors.is_empty() {
+        Ok(t)
+    } else {
+        Err(errors)
+    }
+}
+
+#[cfg(test)]
+#[path = "tables_tests.rs"]
+mod tests;
