@@ -3,7 +3,9 @@
 //! `--no-probe --assume`, a fixture on stdin) and its output compared with the block; a block
 //! quoted from an insta snapshot (`tests/snapshots/NAME.snap` named in the paragraph before it)
 //! must still be in that snapshot; and any other ```text block must be a synopsis (its first
-//! line `gpudoctor ...`), so no sample output goes unchecked.
+//! line `gpudoctor ...`), so no sample output goes unchecked. A block that cannot be run here
+//! (it needs a GPU, its output holds times) says so right before it, with its reason:
+//! `<!-- readme-test: not run: REASON -->`.
 //!
 //! `README_UPDATE=1 cargo test --test readme` rewrites the outputs in README.md in place; check
 //! the diff.
@@ -180,6 +182,14 @@ fn the_readme_sample_outputs_are_what_gpudoctor_prints() {
             continue;
         }
         let first = b.body.first().cloned().unwrap_or_default();
+        if let Some(why) = b.before.split("<!-- readme-test: not run:").nth(1) {
+            assert!(
+                why.trim_end().ends_with("-->") && why.trim_end().len() > 3 + 5,
+                "README.md:{}: say why the block is not run",
+                b.start + 1
+            );
+            continue;
+        }
         if let Some(cmd) = first.strip_prefix("$ ") {
             ran += 1;
             let got: Vec<String> = run(cmd).lines().map(str::to_string).collect();
