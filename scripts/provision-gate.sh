@@ -10,7 +10,8 @@
 #   --report-dir DIR  where the reports go (default $GPUDOCTOR_REPORT_DIR, else ./gpudoctor-reports):
 #                     check.json check.xml stress.json stress.xml, and gate.txt (the line below)
 #   --policy FILE     a gpudoctor policy (waivers, thresholds per node class) for both steps
-#   GPUDOCTOR         the gpudoctor binary (default: gpudoctor on PATH, else target/release)
+#   GPUDOCTOR         the gpudoctor binary (default: gpudoctor on PATH, else next to this
+#                     script, ~/.cargo/bin, /usr/local/bin, target/release)
 #
 # Exit: 0 fit; 1 unfit (the line says why); 2 gpudoctor itself failed (missing, bad arguments,
 # unreadable policy, or an exit it should never give). Stress is not run when check fails.
@@ -28,17 +29,23 @@ while [ $# -gt 0 ]; do
     --policy) policy=(--policy "${2:-}"); shift 2 ;;
     --skip-stress) skip_stress=1; shift ;;
     --) shift; extra=("$@"); break ;;
-    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
     *) echo "provision-gate: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
 
+# The binary: GPUDOCTOR, else PATH, next to this script, ~/.cargo/bin, /usr/local/bin, this
+# checkout's target/release.
 gd=${GPUDOCTOR:-}
 if [ -z "$gd" ]; then
-  if command -v gpudoctor >/dev/null 2>&1; then gd=gpudoctor
-  elif [ -x "$here/../target/release/gpudoctor" ]; then gd="$here/../target/release/gpudoctor"
-  else echo "provision-gate: gpudoctor not found (put it on PATH or set GPUDOCTOR)" >&2; exit 2
-  fi
+  gd=$(command -v gpudoctor 2>/dev/null)
+  for c in "$here/gpudoctor" "${HOME:-/root}/.cargo/bin/gpudoctor" /usr/local/bin/gpudoctor "$here/../target/release/gpudoctor"; do
+    if [ -z "$gd" ] && [ -x "$c" ]; then gd=$c; fi
+  done
+fi
+if [ -z "$gd" ] || { [ ! -x "$gd" ] && ! command -v "$gd" >/dev/null 2>&1; }; then
+  echo "provision-gate: ERROR: gpudoctor not found${GPUDOCTOR:+ (GPUDOCTOR=$GPUDOCTOR is not an executable)}: looked on PATH, next to this script, in ~/.cargo/bin, /usr/local/bin and target/release. Install it (cargo install --locked --path . in a clone of gpudoctor) or set GPUDOCTOR=/path/to/gpudoctor" >&2
+  exit 2
 fi
 if ! mkdir -p "$dir"; then
   echo "provision-gate: cannot create the report directory $dir" >&2

@@ -9,7 +9,8 @@
 #   HealthCheckNodeState=IDLE,CYCLE     # check idle nodes, so the smoke tests never meet a job
 #
 # Settings, from the environment or /etc/default/gpudoctor (sourced when it exists):
-#   GPUDOCTOR             the binary (default: gpudoctor on PATH)
+#   GPUDOCTOR             the binary (default: gpudoctor on PATH, else next to this script, else
+#                         ~/.cargo/bin/gpudoctor, else /usr/local/bin/gpudoctor)
 #   GPUDOCTOR_CHECK_ARGS  arguments for check (default: "--no-smoke --timeout 30"; add
 #                         "--policy /etc/gpudoctor/policy.yaml", "--expect-gpus 8", ...)
 #   SLURMD_NODENAME       this node's Slurm name (slurmd sets it; default: hostname -s)
@@ -18,7 +19,6 @@
 # is left as it is, and the error goes to syslog and stderr).
 set -u
 [ -r /etc/default/gpudoctor ] && . /etc/default/gpudoctor
-gd=${GPUDOCTOR:-gpudoctor}
 read -r -a args <<<"${GPUDOCTOR_CHECK_ARGS:---no-smoke --timeout 30}"
 node=${SLURMD_NODENAME:-$(hostname -s)}
 scontrol=${SCONTROL:-scontrol}
@@ -28,6 +28,23 @@ log() {
   command -v logger >/dev/null 2>&1 && logger -t gpudoctor-healthcheck -- "$*"
   return 0
 }
+
+# The binary: GPUDOCTOR, else PATH, next to this script, ~/.cargo/bin, /usr/local/bin.
+find_gpudoctor() {
+  if [ -n "${GPUDOCTOR:-}" ]; then
+    [ -x "$GPUDOCTOR" ] || command -v "$GPUDOCTOR" >/dev/null 2>&1 || return 1
+    printf '%s' "$GPUDOCTOR"; return 0
+  fi
+  command -v gpudoctor 2>/dev/null && return 0
+  for c in "$(dirname "$0")/gpudoctor" "${HOME:-/root}/.cargo/bin/gpudoctor" /usr/local/bin/gpudoctor; do
+    if [ -x "$c" ]; then printf '%s' "$c"; return 0; fi
+  done
+  return 1
+}
+if ! gd=$(find_gpudoctor); then
+  log "gpudoctor not found${GPUDOCTOR:+ (GPUDOCTOR=$GPUDOCTOR is not an executable)}: looked on PATH, next to this script, in ~/.cargo/bin and /usr/local/bin. Install it (in a clone of gpudoctor: cargo install --locked --path . && sudo cp ~/.cargo/bin/gpudoctor /usr/local/bin/) or set GPUDOCTOR=/path/to/gpudoctor in /etc/default/gpudoctor; the node is left as it is"
+  exit 2
+fi
 
 line=$("$gd" check --format line --color never "${args[@]}" 2>/tmp/gpudoctor-healthcheck.err)
 rc=$?

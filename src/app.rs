@@ -47,7 +47,7 @@ pub fn run(cli: Cli) -> Output {
         Command::Explain(a) => c::explain(a),
         Command::Stress(a) => c::stress(a),
         Command::Completions { shell } => c::completions(shell),
-        Command::Man => c::man_page(),
+        Command::Man(a) => c::man_page(a),
         Command::Recommend(a) => c::recommend(a),
         Command::Matrix(m) => c::matrix_command(m),
         Command::ProbeLib { kind, target } => c::probe_lib(&kind, &target),

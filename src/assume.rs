@@ -163,7 +163,11 @@ pub fn apply(
         }
         "gpu" => {
             let row = matrix.gpu(value).ok_or_else(|| {
-                bad(key, value, "this GPU model is not in the matrix's GPU table; give its compute capability with --assume gpu.cc=X.Y instead")
+                // Not bad(): its example (gpu=RTX 3070) would contradict the advice.
+                AssumeError(format!(
+                    "--assume gpu={}: this GPU model is not in the matrix's GPU table (the `gpus:` list of compat-matrix/gpus.yaml); give its compute capability instead, for example --assume gpu.cc=8.6",
+                    crate::sanitize::clean_line(value, 80)
+                ))
             })?;
             snap.gpus = Probed::found(vec![Gpu {
                 index: 0,

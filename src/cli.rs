@@ -40,8 +40,8 @@ pub enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
-    /// Print the man page (roff): gpudoctor man > /usr/local/share/man/man1/gpudoctor.1
-    Man,
+    /// Print a man page (roff), or write them all: gpudoctor man --dir /usr/local/share/man/man1
+    Man(ManArgs),
     /// Internal: load one library in this child process and print its version as JSON.
     #[command(name = "__probe-lib", hide = true)]
     ProbeLib { kind: String, target: String },
@@ -187,6 +187,17 @@ pub struct SnapshotArgs {
     pub force: bool,
     #[command(flatten)]
     pub probe: ProbeArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// The page of this subcommand (`check`, `stress`, `matrix show`) instead of gpudoctor(1).
+    #[arg(value_name = "SUBCOMMAND", conflicts_with = "dir")]
+    pub command: Vec<String>,
+    /// Write gpudoctor.1 and gpudoctor-SUBCOMMAND.1 for every subcommand into DIR (created if
+    /// missing; pages of the same name there are replaced).
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -94,7 +94,8 @@ fn json_no_driver_report() {
     let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
     assert_eq!(
         keys,
-        ["schema", "tool", "matrix", "verdict", "summary", "findings", "snapshot"]
+        // "areas" was added by issue 17 (the marks, decided once in the report).
+        ["schema", "tool", "matrix", "verdict", "summary", "findings", "areas", "snapshot"]
     );
     for f in v["findings"].as_array().unwrap() {
         let fk: Vec<&String> = f.as_object().unwrap().keys().collect();

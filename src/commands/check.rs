@@ -15,6 +15,13 @@ pub(crate) fn check(a: CheckArgs) -> Output {
     if let Err(e) = probe_options(&a.probe) {
         return Output::tool_error(e);
     }
+    let sel = Selection {
+        only: a.only.clone(),
+        skip: a.skip.clone(),
+    };
+    if let Err(e) = sel.validate() {
+        return Output::tool_error(e);
+    }
     for raw in &a.assume {
         if let Err(e) = assume::parse(raw) {
             return Output::tool_error(e.0);
@@ -30,6 +37,17 @@ pub(crate) fn check(a: CheckArgs) -> Output {
         Err(e) => return Output::tool_error(e),
     };
     crate::probe::trace::line("matrix loaded");
+    // On a terminal, say what is taking time (a --deep import can take many seconds).
+    let activity = (a.snapshot.is_none() && !a.no_probe).then(|| {
+        render::progress::Activity::start(&if a.probe.deep {
+            format!(
+                "Probing this machine and importing each framework (--deep; at most {} s)",
+                a.probe.timeout
+            )
+        } else {
+            format!("Probing this machine (at most {} s)", a.probe.timeout)
+        })
+    });
     let snap = match build_snapshot(&a, &matrix) {
         Ok(s) => s,
         Err(e) => return Output::tool_error(e),
@@ -44,6 +62,9 @@ pub(crate) fn check(a: CheckArgs) -> Output {
             crate::snapshot::Probed::absent_code("skipped", "skipped (--no-smoke)")
         } else {
             crate::probe::trace::line("smoke start");
+            if let Some(act) = &activity {
+                act.say("Running the GPU smoke tests");
+            }
             // One deadline for the whole check: the smoke tests get what the probes left.
             let left = a.probe.timeout - started.elapsed().as_secs_f64();
             let r = if left < 0.25 {
@@ -61,6 +82,7 @@ pub(crate) fn check(a: CheckArgs) -> Output {
             r
         };
     }
+    drop(activity);
     let opts = match policy_options(
         policy.as_ref(),
         a.policy.node_class.as_deref(),
@@ -69,10 +91,6 @@ pub(crate) fn check(a: CheckArgs) -> Output {
     ) {
         Ok(x) => x,
         Err(e) => return Output::tool_error(e),
-    };
-    let sel = Selection {
-        only: a.only.clone(),
-        skip: a.skip.clone(),
     };
     let report = judge(snap, &matrix, &opts, &sel, &filter, policy.as_ref());
     crate::probe::trace::line("rules judged");

@@ -37,15 +37,27 @@ use crate::snapshot::{Snapshot, SNAPSHOT_SCHEMA};
 pub(crate) fn probe_options(p: &ProbeArgs) -> Result<ProbeOptions, String> {
     if !(p.timeout.is_finite() && p.timeout > 0.0 && p.timeout <= 3600.0) {
         return Err(format!(
-            "--timeout {}: expected a number of seconds between 0 and 3600",
+            "--timeout {}: expected a number of seconds more than 0 and at most 3600 (the default is 10)",
             p.timeout
         ));
     }
     if !(p.log_window.is_finite() && p.log_window > 0.0 && p.log_window <= 24.0 * 366.0) {
         return Err(format!(
-            "--log-window {}: expected a number of hours between 0 and 8784",
+            "--log-window {}: expected a number of hours more than 0 and at most 8784 (the default is 24)",
             p.log_window
         ));
+    }
+    for py in &p.pythons {
+        if let Err(e) = std::fs::metadata(py) {
+            return Err(format!(
+                "--python {}: {}; give a Python interpreter (e.g. /usr/bin/python3) or an environment's directory (a venv or conda prefix)",
+                crate::sanitize::clean_line(&py.to_string_lossy(), 300),
+                match e.kind() {
+                    std::io::ErrorKind::NotFound => "no such file or directory".to_string(),
+                    _ => e.to_string(),
+                }
+            ));
+        }
     }
     Ok(ProbeOptions {
         log_window_hours: p.log_window,
@@ -217,7 +229,16 @@ pub(crate) fn judge(
     if let Some(p) = policy {
         p.apply(&mut report.findings, today());
     }
-    Report::new(report.findings, report.snapshot, report.matrix)
+    // What --only / --skip left out: its areas are not checked, never "ok".
+    let skipped = crate::rules::all()
+        .into_iter()
+        .filter(|r| !sel.selects(&r.doc))
+        .map(|r| crate::report::SkippedRule {
+            rule: r.doc.id.to_string(),
+            area: r.doc.area,
+        })
+        .collect();
+    Report::with_skipped(report.findings, report.snapshot, report.matrix, skipped)
 }
 
 /// The lowest severity that fails the run.

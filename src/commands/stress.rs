@@ -93,7 +93,13 @@ pub(crate) fn stress(a: StressArgs) -> Output {
             let mut v = Vec::new();
             for part in list.split(',') {
                 match part.trim().parse::<u32>() {
-                    Ok(i) => v.push(i),
+                    Ok(i) if nvml_gpus.iter().any(|(n, _)| *n == i) => v.push(i),
+                    Ok(i) => {
+                        return Output::tool_error(format!(
+                            "--gpu {i}: no such GPU here (indexes 0..{})",
+                            nvml_gpus.len().saturating_sub(1)
+                        ))
+                    }
                     Err(_) => {
                         return Output::tool_error(format!(
                             "--gpu: '{}' is not a GPU index",

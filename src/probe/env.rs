@@ -66,6 +66,55 @@ pub const DEBUG_INJECTION: &[&str] = &[
 pub fn probe(env: &dyn Fn(&str) -> Option<String>) -> BTreeMap<String, String> {
     RECORDED
         .iter()
-        .filter_map(|k| env(k).map(|v| (k.to_string(), sanitize::clean_line(&v, 2000))))
+        .filter_map(|k| {
+            let v = env(k)?;
+            let v = if *k == "LD_LIBRARY_PATH" {
+                without_cargo_paths(&v, env)?
+            } else {
+                v
+            };
+            Some((k.to_string(), sanitize::clean_line(&v, 2000)))
+        })
         .collect()
 }
+
+/// LD_LIBRARY_PATH without the entries `cargo run` / `cargo test` add for the program they start
+/// (its target directory, `target/<profile>/deps`, and the Rust toolchain's `lib`): those are
+/// cargo's, not a GPU setting of the user's. None when nothing of the user's is left. Only
+/// under cargo (it sets CARGO); anywhere else the variable is reported as it is.
+pub fn without_cargo_paths(value: &str, env: &dyn Fn(&str) -> Option<String>) -> Option<String> {
+    if env("CARGO").is_none() {
+        return Some(value.to_string());
+    }
+    let roots: Vec<String> = [
+        env("CARGO_TARGET_DIR"),
+        env("CARGO_MANIFEST_DIR").map(|d| format!("{}/target", d.trim_end_matches('/'))),
+        env("RUSTUP_HOME").map(|d| format!("{}/toolchains", d.trim_end_matches('/'))),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let cargos = |p: &str| {
+        let p = p.trim_end_matches('/');
+        roots
+            .iter()
+            .any(|r| p == r || p.starts_with(&format!("{r}/")))
+            || p.contains("/.rustup/toolchains/")
+            || ["/target/debug", "/target/release"]
+                .iter()
+                .any(|t| p.ends_with(t) || p.contains(&format!("{t}/")))
+    };
+    let kept: Vec<&str> = value
+        .split(':')
+        .filter(|p| !p.is_empty() && !cargos(p))
+        .collect();
+    if kept.is_empty() {
+        None
+    } else {
+        Some(kept.join(":"))
+    }
+}
+
+#[cfg(test)]
+#[path = "env_tests.rs"]
+mod tests;

@@ -63,6 +63,19 @@ fn getenv(k: &str) -> Option<String> {
         .filter(|v| !v.is_empty() || k == "CUDA_VISIBLE_DEVICES")
 }
 
+/// (prefix, error) of each environment whose `--deep` import probe timed out.
+fn envs_timed_out(snap: &Snapshot) -> Vec<(String, String)> {
+    snap.python_envs()
+        .iter()
+        .filter_map(|e| match &e.deep {
+            Some(p @ Probed::Failed { error, .. }) if p.code() == Some("timeout") => {
+                Some((e.prefix.clone(), error.clone()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
 /// Probes the machine.
 pub fn probe_all(opts: &ProbeOptions) -> Snapshot {
     let start = Instant::now();
@@ -130,8 +143,13 @@ pub fn probe_all(opts: &ProbeOptions) -> Snapshot {
         .deep
         .then(|| opts.timeout.saturating_sub(Duration::from_millis(500)));
     let software = deadline::spawn("software", move || {
-        let envs = python::probe(&py_src, deep);
+        let mut envs = python::probe(&py_src, None);
+        // The imports run while the libraries are probed: a slow import costs its own time only.
+        let imports = deep.map(|limit| python::spawn_deep(&envs, limit));
         let libs = cudalibs::probe(&lib_src, &envs, deadline_at);
+        if let Some(running) = imports {
+            python::join_deep(&mut envs, running);
+        }
         (envs, libs)
     });
 
@@ -240,6 +258,16 @@ pub fn probe_all(opts: &ProbeOptions) -> Snapshot {
             snap.cudnn = Probed::found(libs.cudnn);
             snap.driver.libcuda_files = Probed::found(libs.libcuda_files);
             record("software", t, "ok");
+            // An import that missed its deadline is a probe that timed out (probe.timeout).
+            for e in envs_timed_out(&snap) {
+                runs.push(ProbeRun {
+                    name: format!("deep import in {}", e.0),
+                    millis: deep.map_or(0, |d| d.as_millis() as u64),
+                    outcome: "timeout".to_string(),
+                    stuck_in: None,
+                    detail: Some(e.1),
+                });
+            }
         }
         (o, t) => {
             snap.python = lost(&o, "Python environments");

@@ -99,22 +99,35 @@ pub fn probe(src: &Sources, deep: Option<Duration>) -> Vec<PythonEnv> {
         scan(e);
     }
     if let Some(limit) = deep {
-        let handles: Vec<_> = envs
-            .iter()
-            .map(|e| {
-                let exe = e.interpreter.clone();
-                std::thread::spawn(move || exe.map(|x| deep_probe(Path::new(&x), limit)))
-            })
-            .collect();
-        for (e, h) in envs.iter_mut().zip(handles) {
-            e.deep = match h.join() {
-                Ok(Some(r)) => Some(r),
-                Ok(None) => Some(Probed::absent("no interpreter known for this environment")),
-                Err(_) => Some(Probed::failed("the deep probe thread panicked")),
-            };
-        }
+        let running = spawn_deep(&envs, limit);
+        join_deep(&mut envs, running);
     }
     envs
+}
+
+/// The import probes of `--deep`, running (one thread per environment).
+pub type DeepRuns = Vec<std::thread::JoinHandle<Option<Probed<serde_json::Value>>>>;
+
+/// Starts the import probe in every environment, each under `limit`, so that other probes can
+/// run meanwhile.
+pub fn spawn_deep(envs: &[PythonEnv], limit: Duration) -> DeepRuns {
+    envs.iter()
+        .map(|e| {
+            let exe = e.interpreter.clone();
+            std::thread::spawn(move || exe.map(|x| deep_probe(Path::new(&x), limit)))
+        })
+        .collect()
+}
+
+/// Waits for the import probes [`spawn_deep`] started and records their answers.
+pub fn join_deep(envs: &mut [PythonEnv], running: DeepRuns) {
+    for (e, h) in envs.iter_mut().zip(running) {
+        e.deep = match h.join() {
+            Ok(Some(r)) => Some(r),
+            Ok(None) => Some(Probed::absent("no interpreter known for this environment")),
+            Err(_) => Some(Probed::failed("the deep probe thread panicked")),
+        };
+    }
 }
 
 /// The first executable called `name` on a PATH string.

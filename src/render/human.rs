@@ -34,6 +34,8 @@ impl Paint {
             Mark::Warning => "33",
             Mark::Error => "31",
             Mark::Unknown => "35",
+            Mark::Waived => "36",
+            Mark::NotChecked => "2",
         };
         format!("[{}]", self.wrap(code, m.symbol()))
     }
@@ -66,7 +68,13 @@ pub fn render(report: &Report, opts: &HumanOptions) -> String {
             p.bold(v.area.title()),
             clean(&v.headline)
         ));
-        let show_facts = opts.all_facts || !v.findings.is_empty() || v.mark == Mark::Unknown;
+        let show_facts = opts.all_facts
+            || !v.findings.is_empty()
+            || matches!(v.mark, Mark::Unknown | Mark::NotChecked);
+        // Why it is not checked or could not tell, unless the headline says it already.
+        if let Some(why) = v.why.as_deref().filter(|w| !v.headline.contains(w)) {
+            out.push_str(&format!("    {}\n", p.dim(&format!("• {}", clean(why)))));
+        }
         if show_facts {
             for f in &v.facts {
                 out.push_str(&format!("    {}\n", p.dim(&format!("• {}", clean(f)))));

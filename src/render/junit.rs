@@ -1,7 +1,9 @@
 //! `--format junit`: the report as JUnit XML for CI systems and provisioning dashboards. One
 //! testsuite; one testcase per rule per GPU for rules about GPUs (GPUs, smoke, stress), one per
 //! rule for the rest. A finding at or above `--fail-on` is a `<failure>` (its category as the
-//! type, the fix in the text); lower ones go to `<system-out>`.
+//! type, the fix in the text); lower ones go to `<system-out>`. A rule that had nothing to judge
+//! (no GPU, smoke or stress not run, an area not probed: [`Report::nothing_to_judge`]) and found
+//! nothing is `<skipped/>`, never a pass.
 
 use std::fmt::Write;
 
@@ -43,7 +45,7 @@ fn finding_text(f: &Finding) -> String {
 pub fn render(report: &Report, rules: &[RuleDoc], fail_on: Severity, suite: &str) -> String {
     let gpus: Vec<u32> = report.snapshot.gpu_list().iter().map(|g| g.index).collect();
     let mut cases: Vec<String> = Vec::new();
-    let (mut failures, mut total) = (0usize, 0usize);
+    let (mut failures, mut total, mut skipped) = (0usize, 0usize, 0usize);
     for r in rules {
         let per_gpu = matches!(r.area, Area::Gpus | Area::Smoke | Area::Stress);
         // (GPU or none) for each testcase of this rule.
@@ -78,7 +80,15 @@ pub fn render(report: &Report, rules: &[RuleDoc], fail_on: Severity, suite: &str
                 .iter()
                 .filter(|f| f.severity >= fail_on && f.waived.is_none())
                 .collect();
-            if let Some(first) = failing.first() {
+            let idle = if mine.is_empty() {
+                report.nothing_to_judge(r.area)
+            } else {
+                None
+            };
+            if let Some(why) = idle {
+                skipped += 1;
+                let _ = writeln!(case, "      <skipped message=\"{}\"/>", esc(&why));
+            } else if let Some(first) = failing.first() {
                 failures += 1;
                 let text: Vec<String> = failing
                     .iter()
@@ -126,7 +136,7 @@ pub fn render(report: &Report, rules: &[RuleDoc], fail_on: Severity, suite: &str
     );
     let _ = writeln!(
         s,
-        "  <testsuite name=\"{}\" tests=\"{total}\" failures=\"{failures}\" errors=\"0\" skipped=\"0\">",
+        "  <testsuite name=\"{}\" tests=\"{total}\" failures=\"{failures}\" errors=\"0\" skipped=\"{skipped}\">",
         esc(suite)
     );
     for c in cases {

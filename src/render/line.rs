@@ -3,7 +3,7 @@
 //! gate's log): `FAIL: No NVIDIA driver found; This container was started without GPU access`.
 //! Waived findings are left out. One line, sanitised; the caller shortens it if it must.
 
-use crate::report::{Report, Severity, Verdict};
+use crate::report::{Mark, Report, Severity, Verdict};
 use crate::sanitize;
 
 /// How many titles to name before "(and N more)".
@@ -38,6 +38,16 @@ pub fn render(report: &Report) -> String {
         }
         s
     };
+    // A pass never claims more than was checked: name what was not.
+    let not_checked: Vec<&str> = report
+        .areas
+        .iter()
+        .filter(|a| a.status == Mark::NotChecked)
+        .map(|a| a.area.title())
+        .collect();
+    if !not_checked.is_empty() && report.verdict != Verdict::Fail {
+        line.push_str(&format!(" (not checked: {})", not_checked.join(", ")));
+    }
     line.push('\n');
     line
 }

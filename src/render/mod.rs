@@ -6,38 +6,24 @@ pub mod json;
 pub mod junit;
 pub mod line;
 pub mod markdown;
+pub mod progress;
 pub mod prometheus;
 pub mod stress_live;
 
-use crate::report::{Area, Finding, Report, Severity};
+use crate::report::{Area, Finding, Report};
 use crate::rules::gib;
 use crate::snapshot::{Probed, Snapshot};
 use crate::version::cuda_api_to_string;
 
-/// The doctor mark of an area.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mark {
-    Ok,
-    Warning,
-    Error,
-    Unknown,
-}
-
-impl Mark {
-    pub fn symbol(self) -> &'static str {
-        match self {
-            Mark::Ok => "✓",
-            Mark::Warning => "!",
-            Mark::Error => "✗",
-            Mark::Unknown => "?",
-        }
-    }
-}
+/// The doctor mark of an area: decided in the report ([`crate::report::Mark`]).
+pub use crate::report::Mark;
 
 /// One doctor line: an area, its mark, a headline, fact lines and its findings.
 pub struct AreaView<'a> {
     pub area: Area,
     pub mark: Mark,
+    /// Why the mark is `?`, `~` or `-` (from the report).
+    pub why: Option<String>,
     pub headline: String,
     pub facts: Vec<String>,
     pub findings: Vec<&'a Finding>,
@@ -49,68 +35,77 @@ pub type GpuFilter = Option<Vec<u32>>;
 /// Builds the per-area view of a report.
 pub fn areas<'a>(report: &'a Report, gpus: &GpuFilter) -> Vec<AreaView<'a>> {
     let s = &report.snapshot;
-    Area::ALL
-        .iter()
-        .map(|&area| {
+    let statuses = if report.areas.is_empty() {
+        // An older report without marks: decide them now, the same way.
+        Report::new(
+            report.findings.clone(),
+            report.snapshot.clone(),
+            report.matrix.clone(),
+        )
+        .areas
+    } else {
+        report.areas.clone()
+    };
+    statuses
+        .into_iter()
+        .map(|status| {
+            let area = status.area;
             let findings: Vec<&Finding> =
                 report.findings.iter().filter(|f| f.area == area).collect();
-            let (headline, facts, unknown) = describe(area, s, gpus);
-            let judged: Vec<&&Finding> = findings
-                .iter()
-                .filter(|f| {
-                    f.category != crate::report::Category::MatrixStale && f.waived.is_none()
-                })
-                .collect();
-            let stale = judged.len() < findings.len();
-            let worst = judged.iter().map(|f| f.severity).max();
-            let unknown = unknown || stale;
-            let mark = match worst {
-                Some(Severity::Error) => Mark::Error,
-                Some(Severity::Warning) => Mark::Warning,
-                _ if unknown => Mark::Unknown,
-                _ => Mark::Ok,
-            };
+            let (headline, facts) = describe(area, s, gpus);
             AreaView {
                 area,
-                mark,
+                mark: status.status,
+                why: status.why,
                 headline,
                 facts,
                 findings,
             }
         })
-        // Smoke tests that were not run here (a snapshot, --no-probe) have nothing to show.
-        .filter(|v| !(v.area == Area::Smoke && v.findings.is_empty() && unprobed_any(&s.smoke)))
-        .filter(|v| !(v.area == Area::Stress && v.findings.is_empty() && s.stress.is_none()))
         .collect()
 }
 
-/// "N errors, M warnings in K of 7 categories." or "No issues found."
+/// "N errors, M warnings in K of 8 categories." or "No issues found.", then what was waived and
+/// what was not checked: a summary never claims more than was checked.
 pub fn summary_line(report: &Report, views: &[AreaView]) -> String {
     let e = report.summary.errors;
     let w = report.summary.warnings;
-    if e == 0 && w == 0 {
-        return "No issues found.".to_string();
+    let mut line = if e == 0 && w == 0 {
+        "No issues found.".to_string()
+    } else {
+        let k = views
+            .iter()
+            .filter(|v| matches!(v.mark, Mark::Error | Mark::Warning))
+            .count();
+        let mut parts = Vec::new();
+        if e > 0 {
+            parts.push(format!("{e} error{}", if e == 1 { "" } else { "s" }));
+        }
+        if w > 0 {
+            parts.push(format!("{w} warning{}", if w == 1 { "" } else { "s" }));
+        }
+        format!("{} in {k} of {} categories.", parts.join(", "), views.len())
+    };
+    if report.summary.waived > 0 {
+        line.push_str(&format!(" {} waived.", report.summary.waived));
     }
-    let k = views
+    let not_checked: Vec<&str> = views
         .iter()
-        .filter(|v| matches!(v.mark, Mark::Error | Mark::Warning))
-        .count();
-    let mut parts = Vec::new();
-    if e > 0 {
-        parts.push(format!("{e} error{}", if e == 1 { "" } else { "s" }));
+        .filter(|v| v.mark == Mark::NotChecked)
+        .map(|v| v.area.title())
+        .collect();
+    if !not_checked.is_empty() {
+        line.push_str(&format!(" Not checked: {}.", not_checked.join(", ")));
     }
-    if w > 0 {
-        parts.push(format!("{w} warning{}", if w == 1 { "" } else { "s" }));
-    }
-    format!("{} in {k} of {} categories.", parts.join(", "), views.len())
+    line
 }
 
 fn reason<T>(p: &Probed<T>) -> String {
     p.reason().unwrap_or("unknown").to_string()
 }
 
-/// (headline, facts, could-not-tell)
-fn describe(area: Area, s: &Snapshot, gpus: &GpuFilter) -> (String, Vec<String>, bool) {
+/// (headline, facts); the mark is the report's.
+fn describe(area: Area, s: &Snapshot, gpus: &GpuFilter) -> (String, Vec<String>) {
     match area {
         Area::Host => match s.host.get() {
             Some(h) => {
@@ -125,13 +120,9 @@ fn describe(area: Area, s: &Snapshot, gpus: &GpuFilter) -> (String, Vec<String>,
                 if let Some(c) = &h.container {
                     head.push_str(&format!(", inside a {c} container"));
                 }
-                (head, Vec::new(), false)
+                (head, Vec::new())
             }
-            None => (
-                format!("unknown ({})", reason(&s.host)),
-                Vec::new(),
-                !unprobed_any(&s.host),
-            ),
+            None => (format!("unknown ({})", reason(&s.host)), Vec::new()),
         },
         Area::Driver => {
             let d = &s.driver;
@@ -206,7 +197,7 @@ fn describe(area: Area, s: &Snapshot, gpus: &GpuFilter) -> (String, Vec<String>,
                 },
                 None => "not found".to_string(),
             };
-            (head, facts, false)
+            (head, facts)
         }
         Area::Gpus => match s.gpus.get() {
             Some(list) => {
@@ -270,10 +261,10 @@ fn describe(area: Area, s: &Snapshot, gpus: &GpuFilter) -> (String, Vec<String>,
                         )
                     }
                 };
-                (head, facts, false)
+                (head, facts)
             }
-            None if unprobed_any(&s.gpus) => ("not probed".to_string(), Vec::new(), false),
-            None => (format!("unknown: {}", reason(&s.gpus)), Vec::new(), true),
+            None if unprobed_any(&s.gpus) => ("not probed".to_string(), Vec::new()),
+            None => (format!("unknown: {}", reason(&s.gpus)), Vec::new()),
         },
         Area::Cuda => {
             let rts = s.runtime_list();
@@ -324,11 +315,7 @@ fn describe(area: Area, s: &Snapshot, gpus: &GpuFilter) -> (String, Vec<String>,
                 vs.dedup();
                 format!("runtime {}", vs.join(", "))
             };
-            (
-                head,
-                facts,
-                !s.cuda.runtimes.is_found() && !unprobed_any(&s.cuda.runtimes),
-            )
+            (head, facts)
         }
         Area::Cudnn => {
             let libs = s.cudnn_list();
@@ -360,7 +347,7 @@ fn describe(area: Area, s: &Snapshot, gpus: &GpuFilter) -> (String, Vec<String>,
                 vs.dedup();
                 vs.join(", ")
             };
-            (head, facts, !s.cudnn.is_found() && !unprobed_any(&s.cudnn))
+            (head, facts)
         }
         Area::Frameworks => {
             let mut facts = Vec::new();
@@ -443,11 +430,7 @@ fn describe(area: Area, s: &Snapshot, gpus: &GpuFilter) -> (String, Vec<String>,
             } else {
                 names.join(", ")
             };
-            (
-                head,
-                facts,
-                !s.python.is_found() && !unprobed_any(&s.python),
-            )
+            (head, facts)
         }
         Area::Smoke => describe_smoke(s, gpus),
         Area::Stress => describe_stress(s),
@@ -458,30 +441,26 @@ fn describe(area: Area, s: &Snapshot, gpus: &GpuFilter) -> (String, Vec<String>,
                 .filter(|(k, _)| !matches!(k.as_str(), "VIRTUAL_ENV" | "CONDA_PREFIX"))
                 .map(|(k, v)| format!("{k}={v}"))
                 .collect();
-            let head = if facts.is_empty() {
+            let head = if crate::report::env_unprobed(s) {
+                "not probed".to_string()
+            } else if facts.is_empty() {
                 "no GPU-related variables set".to_string()
             } else {
                 format!("{} GPU-related variable(s) set", facts.len())
             };
-            (head, facts, false)
+            (head, facts)
         }
     }
 }
 
 /// The smoke area: what ran on each GPU, its rates, and steps skipped.
-fn describe_smoke(s: &Snapshot, gpus: &GpuFilter) -> (String, Vec<String>, bool) {
+fn describe_smoke(s: &Snapshot, gpus: &GpuFilter) -> (String, Vec<String>) {
     let run = match s.smoke.get() {
         Some(r) => r,
-        None => {
-            return (
-                reason(&s.smoke).to_string(),
-                Vec::new(),
-                !unprobed_any(&s.smoke),
-            )
-        }
+        None => return (reason(&s.smoke).to_string(), Vec::new()),
     };
     if let Some(e) = &run.error {
-        return (format!("could not start: {e}"), Vec::new(), false);
+        return (format!("could not start: {e}"), Vec::new());
     }
     let shown: Vec<_> = run
         .gpus
@@ -532,7 +511,7 @@ fn describe_smoke(s: &Snapshot, gpus: &GpuFilter) -> (String, Vec<String>, bool)
     } else {
         format!("{failed} of {} GPU(s) failed", shown.len())
     };
-    (head, facts, false)
+    (head, facts)
 }
 
 /// A rate in GB/s with the precision it deserves: "2351 GB/s", "18 GB/s", "2.1 GB/s".
@@ -568,12 +547,12 @@ fn memory_rate(m: f64, copy: Option<f64>) -> String {
 }
 
 /// The stress area: per GPU what was tested, the rates, and the watch.
-fn describe_stress(s: &Snapshot) -> (String, Vec<String>, bool) {
+fn describe_stress(s: &Snapshot) -> (String, Vec<String>) {
     let Some(run) = &s.stress else {
-        return ("not run".into(), Vec::new(), false);
+        return ("not run".into(), Vec::new());
     };
     if let Some(e) = &run.error {
-        return (format!("could not start: {e}"), Vec::new(), false);
+        return (format!("could not start: {e}"), Vec::new());
     }
     let g2 = |b: u64| b as f64 / (1u64 << 30) as f64;
     let mut facts = Vec::new();
@@ -640,7 +619,7 @@ fn describe_stress(s: &Snapshot) -> (String, Vec<String>, bool) {
         run.planned_seconds,
         run.tests.join(" + ")
     );
-    (head, facts, false)
+    (head, facts)
 }
 
 fn unprobed_any<T>(p: &Probed<T>) -> bool {

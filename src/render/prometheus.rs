@@ -86,6 +86,17 @@ pub fn render(report: &Report) -> String {
             if is { 1.0 } else { 0.0 },
         );
     }
+    for a in &r.areas {
+        o.add(
+            "gpudoctor_area_status",
+            "The mark of each area, as the human report shows it (status: ok, warning, error, unknown, waived, not_checked); always 1.",
+            &[
+                ("area", a.area.as_str().to_string()),
+                ("status", a.status.as_str().to_string()),
+            ],
+            1.0,
+        );
+    }
     if let Some(t) = r.snapshot.taken_at {
         o.add(
             "gpudoctor_last_run_timestamp_seconds",

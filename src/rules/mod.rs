@@ -237,6 +237,56 @@ impl Selection {
     }
 }
 
+impl Selection {
+    /// Checks the selection before anything runs: every `--only` / `--skip` prefix must match a
+    /// rule id or name a category, and some rule must be left to run. A typo in a gate
+    /// (`--only drvier.`) is an error (exit 2) listing what exists, never a silent pass.
+    pub fn validate(&self) -> Result<(), String> {
+        let docs: Vec<RuleDoc> = all().into_iter().map(|r| r.doc).collect();
+        for (flag, list) in [("--only", &self.only), ("--skip", &self.skip)] {
+            for p in list {
+                let hit = docs
+                    .iter()
+                    .any(|d| d.id.starts_with(p.as_str()) || d.category.as_str() == p);
+                if !hit {
+                    return Err(format!(
+                        "{flag} {}: no rule id starts with it and no category is called that.\n{}",
+                        crate::sanitize::clean_line(p, 80),
+                        known(&docs)
+                    ));
+                }
+            }
+        }
+        if !docs.iter().any(|d| self.selects(d)) {
+            return Err(format!(
+                "--only and --skip together leave no rule to run.\n{}",
+                known(&docs)
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// What `--only` / `--skip` accept: the rule-id prefixes, the rule ids, the categories.
+fn known(docs: &[RuleDoc]) -> String {
+    let mut prefixes: Vec<String> = docs
+        .iter()
+        .filter_map(|d| d.id.split_once('.').map(|(p, _)| format!("{p}.")))
+        .collect();
+    prefixes.sort();
+    prefixes.dedup();
+    let ids: Vec<&str> = docs.iter().map(|d| d.id).collect();
+    let mut cats: Vec<&str> = docs.iter().map(|d| d.category.as_str()).collect();
+    cats.sort();
+    cats.dedup();
+    format!(
+        "Rule prefixes: {}\nRule ids: {}\nCategories: {}\n(`gpudoctor rules` lists every rule with what it checks.)",
+        prefixes.join(" "),
+        ids.join(" "),
+        cats.join(" ")
+    )
+}
+
 /// Runs the selected rules.
 pub fn evaluate(ctx: &Context, sel: &Selection) -> Vec<Finding> {
     all()
