@@ -210,8 +210,13 @@ pub fn builds<'a>(snap: &'a Snapshot, m: &'a Matrix) -> Vec<Build<'a>> {
                         }
                     }
                 }
-                let arch_from = (!sass.is_empty() || !ptx.is_empty())
+                let mut arch_from = (!sass.is_empty() || !ptx.is_empty())
                     .then_some("TensorFlow's build_info (cuda_compute_capabilities)");
+                if let Some(r) = row.filter(|r| arch_from.is_none() && !r.sass.is_empty()) {
+                    sass = r.sass.clone();
+                    ptx = r.ptx.clone();
+                    arch_from = Some("the build_info of TensorFlow's PyPI wheel");
+                }
                 out.push(Build {
                     framework: Framework::Tensorflow,
                     env,

@@ -307,6 +307,12 @@ pub struct TfRow {
     /// CUDA libraries it loads by exact soname, each with the CUDA versions that ship it.
     #[serde(default)]
     pub libs: Vec<TfLib>,
+    /// The compute capabilities its PyPI Linux wheel has cubins and PTX for (build_info's
+    /// cuda_compute_capabilities); empty when not known.
+    #[serde(default)]
+    pub sass: Vec<String>,
+    #[serde(default)]
+    pub ptx: Vec<String>,
     pub source: String,
     #[serde(skip)]
     pub at: At,
@@ -858,6 +864,14 @@ impl Matrix {
             for c in std::iter::once(&r.cuda).chain(lib_cudas) {
                 if !cuda_known(c) {
                     e.push(err_at(&r.at, format!("CUDA {c} is not in cuda_toolkits")));
+                }
+            }
+            for cc in r.sass.iter().chain(&r.ptx) {
+                if !self.ccs.iter().any(|c| &c.cc == cc) {
+                    e.push(err_at(
+                        &r.at,
+                        format!("compute capability {cc} is not defined"),
+                    ));
                 }
             }
             for l in &r.libs {
