@@ -277,15 +277,27 @@ pub fn apply(
             set_package(env, "torch", &public);
         }
         "tensorflow" => {
-            Pep440::parse(value)
-                .ok_or_else(|| bad(key, value, "expected a TensorFlow version like 2.16.1"))?;
+            // "1.14.0", or a package and version: "tensorflow-gpu==1.14.0".
+            let (package, version) = match value.split_once("==") {
+                Some((p, v)) if p.starts_with("tensorflow") || p.starts_with("tf-nightly") => {
+                    (p.trim(), v.trim())
+                }
+                _ => ("tensorflow", value),
+            };
+            Pep440::parse(version).ok_or_else(|| {
+                bad(
+                    key,
+                    value,
+                    "expected a TensorFlow version like 2.16.1 or tensorflow-gpu==1.15.0",
+                )
+            })?;
             let env = assumed_env(snap)?;
             env.tensorflow = Some(TensorflowBuild {
-                package: "tensorflow".to_string(),
-                version: value.to_string(),
+                package: package.to_string(),
+                version: version.to_string(),
                 ..Default::default()
             });
-            set_package(env, "tensorflow", value);
+            set_package(env, package, version);
         }
         "jax" | "jaxlib" => {
             Pep440::parse(value)

@@ -140,6 +140,7 @@ pub fn builds<'a>(snap: &'a Snapshot, m: &'a Matrix) -> Vec<Build<'a>> {
                 .map(|c| format!("cu{}{}", c.major, c.minor))
                 .or_else(|| row.map(|r| r.pypi_default.clone()));
             let variant = row.zip(tag.as_deref()).and_then(|(r, tag)| r.variant(tag));
+            let pypi = from_pypi(env, t, row);
             let cuda = t
                 .cuda
                 .as_deref()
@@ -159,9 +160,14 @@ pub fn builds<'a>(snap: &'a Snapshot, m: &'a Matrix) -> Vec<Build<'a>> {
                 }
                 arch_from = Some("torch.cuda.get_arch_list() in this environment");
             } else if let Some(v) = variant {
-                sass = v.sass.clone();
-                ptx = v.ptx.clone();
-                arch_from = Some("the wheel's compiled architecture list");
+                (sass, ptx, _) = v.wheel(pypi);
+                if !sass.is_empty() || !ptx.is_empty() {
+                    arch_from = Some(if pypi {
+                        "the PyPI wheel's compiled architecture list"
+                    } else {
+                        "the wheel's compiled architecture list"
+                    });
+                }
             }
             out.push(Build {
                 framework: Framework::Torch,
@@ -174,7 +180,7 @@ pub fn builds<'a>(snap: &'a Snapshot, m: &'a Matrix) -> Vec<Build<'a>> {
                 ptx,
                 arch_from,
                 min_cc: None,
-                cudnn: variant.and_then(|v| v.cudnn.clone()),
+                cudnn: variant.and_then(|v| v.wheel(pypi).2),
                 cudnn_below: None,
                 min_driver: None,
                 source: row.map(|r| r.source.clone()),
@@ -183,9 +189,11 @@ pub fn builds<'a>(snap: &'a Snapshot, m: &'a Matrix) -> Vec<Build<'a>> {
             });
         }
         if let Some(tf) = env.tensorflow.as_ref() {
-            let cpu = tf.is_cpu_only() || tf.package.ends_with("-cpu");
+            let row = m.tensorflow(&tf.version);
+            let cpu = tf.is_cpu_only()
+                || tf.package.ends_with("-cpu")
+                || row.is_some_and(|r| tf_cpu_only(snap, tf, r));
             if !cpu && tf.is_rocm_build != Some(true) {
-                let row = m.tensorflow(&tf.version);
                 let cuda = tf
                     .cuda_version
                     .as_deref()
@@ -202,8 +210,13 @@ pub fn builds<'a>(snap: &'a Snapshot, m: &'a Matrix) -> Vec<Build<'a>> {
                         }
                     }
                 }
-                let arch_from = (!sass.is_empty() || !ptx.is_empty())
+                let mut arch_from = (!sass.is_empty() || !ptx.is_empty())
                     .then_some("TensorFlow's build_info (cuda_compute_capabilities)");
+                if let Some(r) = row.filter(|r| arch_from.is_none() && !r.sass.is_empty()) {
+                    sass = r.sass.clone();
+                    ptx = r.ptx.clone();
+                    arch_from = Some("the build_info of TensorFlow's PyPI wheel");
+                }
                 out.push(Build {
                     framework: Framework::Tensorflow,
                     env,
@@ -268,6 +281,38 @@ pub fn builds<'a>(snap: &'a Snapshot, m: &'a Matrix) -> Vec<Build<'a>> {
         }
     }
     out
+}
+
+/// Whether a torch install is PyPI's wheel rather than the PyTorch index's: PyPI's dist-info
+/// drops the local tag that `torch/version.py` keeps ("2.7.1" beside "2.7.1+cu126"); a version
+/// named without a tag, or (assumed) with the tag of PyPI's default variant, is what
+/// `pip install torch==X` installs.
+fn from_pypi(env: &PythonEnv, t: &crate::snapshot::TorchBuild, row: Option<&TorchRow>) -> bool {
+    let Some((_, tag)) = t.version.split_once('+') else {
+        return true;
+    };
+    if tag.contains("pypi") {
+        return true;
+    }
+    if env.kind == "assumed" {
+        let tag = tag.split('.').next().unwrap_or(tag);
+        return row.is_some_and(|r| r.pypi_default == tag);
+    }
+    env.package("torch")
+        .is_some_and(|p| !p.version.contains('+'))
+}
+
+/// A TensorFlow install that cannot use the GPU whatever its build_info says was not read:
+/// native Windows after 2.10, and the `tensorflow` package of releases whose GPU build is a
+/// separate package (`tensorflow-gpu` before 2.1) when build_info is not known.
+pub fn tf_cpu_only(
+    snap: &Snapshot,
+    tf: &crate::snapshot::TensorflowBuild,
+    row: &crate::matrix::TfRow,
+) -> bool {
+    let windows = snap.host.get().is_some_and(|h| h.os == "windows");
+    (windows && !row.windows_gpu)
+        || (tf.is_cuda_build.is_none() && tf.package == "tensorflow" && row.gpu_package.is_some())
 }
 
 /// `torch.cuda.get_arch_list()` (or the arch flags) from the `--deep` probe, when it ran.

@@ -224,16 +224,51 @@ pub struct PyRange {
     pub max: String,
 }
 
+/// A CUDA wheel variant of a PyTorch release as the PyTorch index (download.pytorch.org) ships
+/// it. An empty `sass` and `ptx` means its architecture list is not known.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TorchVariant {
     pub tag: String,
     pub cuda: String,
+    /// The cuDNN it loads from a pip nvidia-cudnn wheel (None when cuDNN is linked in statically,
+    /// as in PyTorch before 1.13, or not known).
     #[serde(default)]
     pub cudnn: Option<String>,
     pub sass: Vec<String>,
     #[serde(default)]
     pub ptx: Vec<String>,
+    /// Where PyPI's wheel of this variant differs from the PyTorch index's (only on the
+    /// `pypi_default` variant): PyPI's size limit trimmed architectures and PTX.
+    #[serde(default)]
+    pub pypi: Option<PypiWheel>,
+}
+
+/// What PyPI's wheel of a variant has where it differs from the PyTorch index's.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PypiWheel {
+    #[serde(default)]
+    pub sass: Option<Vec<String>>,
+    #[serde(default)]
+    pub ptx: Option<Vec<String>>,
+    #[serde(default)]
+    pub cudnn: Option<String>,
+}
+
+impl TorchVariant {
+    /// The architecture lists and cuDNN of PyPI's wheel (`pypi`) or of the PyTorch index's.
+    pub fn wheel(&self, pypi: bool) -> (Vec<String>, Vec<String>, Option<String>) {
+        let p = self.pypi.as_ref().filter(|_| pypi);
+        (
+            p.and_then(|p| p.sass.clone())
+                .unwrap_or_else(|| self.sass.clone()),
+            p.and_then(|p| p.ptx.clone())
+                .unwrap_or_else(|| self.ptx.clone()),
+            p.and_then(|p| p.cudnn.clone())
+                .or_else(|| self.cudnn.clone()),
+        )
+    }
 }
 
 /// A PyTorch release (major.minor) and its CUDA wheel variants.
@@ -265,9 +300,34 @@ pub struct TfRow {
     pub cudnn: String,
     pub windows_gpu: bool,
     pub pip_cuda: bool,
+    /// The package that has GPU support when `tensorflow` itself is CPU-only ("tensorflow-gpu"
+    /// before 2.1).
+    #[serde(default)]
+    pub gpu_package: Option<String>,
+    /// CUDA libraries it loads by exact soname, each with the CUDA versions that ship it.
+    #[serde(default)]
+    pub libs: Vec<TfLib>,
+    /// The compute capabilities its PyPI Linux wheel has cubins and PTX for (build_info's
+    /// cuda_compute_capabilities); empty when not known.
+    #[serde(default)]
+    pub sass: Vec<String>,
+    #[serde(default)]
+    pub ptx: Vec<String>,
     pub source: String,
     #[serde(skip)]
     pub at: At,
+}
+
+/// A CUDA library TensorFlow opens by name (dlopen on Linux, LoadLibrary on Windows) and the
+/// CUDA toolkits [from, to] whose copy has that name.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TfLib {
+    pub lib: String,
+    #[serde(default)]
+    pub dll: Option<String>,
+    pub from: String,
+    pub to: String,
 }
 
 /// A range of JAX releases with one CUDA major.
@@ -771,7 +831,17 @@ impl Matrix {
                         format!("variant {} does not match its CUDA {}", v.tag, v.cuda),
                     ));
                 }
-                for cc in v.sass.iter().chain(v.ptx.iter()) {
+                if v.pypi.is_some() && v.tag != r.pypi_default {
+                    e.push(err_at(
+                        &r.at,
+                        format!(
+                            "variant {}: pypi is only for the pypi_default variant ({})",
+                            v.tag, r.pypi_default
+                        ),
+                    ));
+                }
+                let (psass, pptx, _) = v.wheel(true);
+                for cc in v.sass.iter().chain(v.ptx.iter()).chain(&psass).chain(&pptx) {
                     if !self.ccs.iter().any(|c| &c.cc == cc) {
                         e.push(err_at(
                             &r.at,
@@ -790,11 +860,27 @@ impl Matrix {
             }
         }
         for r in &self.tensorflow {
-            if !cuda_known(&r.cuda) {
-                e.push(err_at(
-                    &r.at,
-                    format!("CUDA {} is not in cuda_toolkits", r.cuda),
-                ));
+            let lib_cudas = r.libs.iter().flat_map(|l| [&l.from, &l.to]);
+            for c in std::iter::once(&r.cuda).chain(lib_cudas) {
+                if !cuda_known(c) {
+                    e.push(err_at(&r.at, format!("CUDA {c} is not in cuda_toolkits")));
+                }
+            }
+            for cc in r.sass.iter().chain(&r.ptx) {
+                if !self.ccs.iter().any(|c| &c.cc == cc) {
+                    e.push(err_at(
+                        &r.at,
+                        format!("compute capability {cc} is not defined"),
+                    ));
+                }
+            }
+            for l in &r.libs {
+                if cuda_cmp(&l.from, &l.to) == Ordering::Greater {
+                    e.push(err_at(
+                        &r.at,
+                        format!("{}: CUDA range {}–{} is reversed", l.lib, l.from, l.to),
+                    ));
+                }
             }
         }
         // JAX: per CUDA major, sorted and not overlapping.
@@ -839,15 +925,15 @@ impl Matrix {
     /// "RTX 3070", "Tesla K80").
     pub fn gpu(&self, name: &str) -> Option<&GpuRow> {
         let words = name_words(name);
-        let mut best: Option<(&GpuRow, usize)> = None;
+        // The most words, then the most spelt out in full ("rtx 2050" over "rtx 20*").
+        let mut best: Option<(&GpuRow, (usize, usize))> = None;
         for row in &self.gpus {
             for pat in &row.names {
                 let pw = name_words(pat);
-                if !pw.is_empty()
-                    && contains_run(&words, &pw)
-                    && best.is_none_or(|(_, n)| pw.len() > n)
+                let rank = (pw.len(), pw.iter().filter(|w| !w.ends_with('*')).count());
+                if !pw.is_empty() && contains_run(&words, &pw) && best.is_none_or(|(_, n)| rank > n)
                 {
-                    best = Some((row, pw.len()));
+                    best = Some((row, rank));
                 }
             }
         }
@@ -1084,7 +1170,7 @@ fn dotted_cmp(a: &str, b: &str) -> Ordering {
 
 fn name_words(s: &str) -> Vec<String> {
     s.to_ascii_lowercase()
-        .split(|c: char| c.is_whitespace() || c == '-' || c == '_' || c == '/')
+        .split(|c: char| c.is_whitespace() || matches!(c, '-' | '_' | '/' | '(' | ')'))
         .filter(|w| !w.is_empty() && !matches!(*w, "nvidia" | "geforce" | "tesla"))
         .map(str::to_string)
         .collect()

@@ -4,7 +4,7 @@ use super::*;
 #[test]
 fn the_embedded_matrix_loads_and_is_valid() {
     let m = Matrix::embedded().unwrap_or_else(|e| panic!("{e:#?}"));
-    assert_eq!(m.data_version, "2026-11-21");
+    assert_eq!(m.data_version, "2026-11-23");
     for (table, n) in m.counts() {
         assert!(n > 0, "{table} is empty");
     }
@@ -108,7 +108,8 @@ fn driver_queries() {
     assert_eq!(m.driver_cuda(&d("551.61")).unwrap().to_string(), "12.4");
     assert_eq!(m.driver_cuda(&d("565.57.01")).unwrap().to_string(), "12.7");
     assert_eq!(m.driver_cuda(&d("580.159.04")).unwrap().to_string(), "13.0");
-    assert_eq!(m.driver_cuda(&d("384.111")), None);
+    assert_eq!(m.driver_cuda(&d("384.111")).unwrap().to_string(), "9.0");
+    assert_eq!(m.driver_cuda(&d("352.39")), None, "older than every branch");
     assert_eq!(
         m.driver_cuda(&d("700.1")),
         None,
@@ -153,8 +154,88 @@ fn framework_rows() {
     assert_eq!(m.cudnn("9.1.0.70").unwrap().from, "9.1.0");
     assert_eq!(m.cudnn("9.5.1.17").unwrap().from, "9.1.0");
     assert_eq!(m.cudnn("8.9.7.29").unwrap().max_cc.as_deref(), Some("9.0"));
-    assert!(
-        m.cudnn("9.13.0").is_none(),
-        "9.11-9.16 are not in the reference"
+    assert_eq!(m.cudnn("9.13.0.50").unwrap().from, "9.12.0");
+    assert_eq!(m.cudnn("9.28.1.4").unwrap().from, "9.18.0");
+    assert_eq!(m.cudnn("7.6.4").unwrap().cuda[0].to, "10.2");
+    assert_eq!(m.cudnn("7.6.3").unwrap().cuda[0].to, "10.1");
+    assert_eq!(m.cudnn("8.2.1").unwrap().cuda[1].to, "11.3");
+    assert_eq!(m.cudnn("8.0.5").unwrap().min_cc, "3.0");
+    assert_eq!(m.jax("0.12.0", 12).unwrap().min_cudnn, "9.10.2");
+    assert_eq!(m.jax("0.11.1", 12).unwrap().min_cudnn, "9.8");
+    assert_eq!(m.jax("0.9.0", 12).unwrap().built_with, "12.9");
+    assert_eq!(m.jax("0.12.0.1", 13).unwrap().min_cudnn, "9.12");
+    assert_eq!(
+        m.tensorflow("2.4.1").unwrap().libs[1].lib,
+        "libcusolver.so.10"
     );
+    assert_eq!(
+        m.tensorflow("1.14.0").unwrap().gpu_package.as_deref(),
+        Some("tensorflow-gpu")
+    );
+}
+
+#[test]
+fn pypi_and_index_wheels_differ_where_the_wheels_do() {
+    let m = Matrix::embedded().unwrap();
+    let t = m.torch("2.14.1").unwrap();
+    assert_eq!(t.pypi_default, "cu130");
+    let v = t.variant("cu130").unwrap();
+    assert_eq!(v.wheel(false).1, vec!["12.0"]);
+    assert!(v.wheel(true).1.is_empty(), "PyPI's cu130 wheel has no PTX");
+    let v = m.torch("2.11.0").unwrap().variant("cu130").unwrap();
+    assert_eq!(v.wheel(true).2.as_deref(), Some("9.19.0.56"));
+    assert_eq!(v.wheel(false).2.as_deref(), Some("9.17.1.4"));
+    let v = m.torch("1.10.2").unwrap().variant("cu102").unwrap();
+    assert_eq!(v.wheel(true).0, vec!["3.7", "5.0", "6.0", "7.0"]);
+    assert!(v.wheel(false).0.contains(&"7.5".to_string()));
+    assert_eq!(m.torch("2.15.0").unwrap().pypi_default, "cu132");
+    assert_eq!(m.torch("1.0.1").unwrap().pypi_default, "cu90");
+}
+
+#[test]
+fn driver_branches_before_r410_and_after_r610() {
+    let m = Matrix::embedded().unwrap();
+    let cuda = |d: &str| {
+        m.driver_cuda(&DriverVersion::parse(d).unwrap())
+            .map(|c| c.to_string())
+    };
+    assert_eq!(cuda("390.157").as_deref(), Some("9.1"));
+    assert_eq!(cuda("375.26").as_deref(), Some("8.0"));
+    assert_eq!(cuda("620.70.06").as_deref(), Some("13.5"));
+    assert_eq!(cuda("617.14").as_deref(), Some("13.4"));
+}
+
+#[test]
+fn laptop_workstation_and_cloud_names_resolve() {
+    let m = Matrix::embedded().unwrap();
+    let cc = |n: &str| m.gpu(n).map(|r| r.cc.clone());
+    assert_eq!(cc("NVIDIA GeForce GTX 960M").as_deref(), Some("5.0"));
+    assert_eq!(cc("GeForce 940MX").as_deref(), Some("5.0"));
+    assert_eq!(cc("NVIDIA GeForce GTX 960").as_deref(), Some("5.2"));
+    assert_eq!(cc("NVIDIA GeForce GTX 980M").as_deref(), Some("5.2"));
+    assert_eq!(cc("NVIDIA A10G").as_deref(), Some("8.6"));
+    assert_eq!(cc("NVIDIA TITAN X (Pascal)").as_deref(), Some("6.1"));
+    assert_eq!(cc("GeForce GTX TITAN X").as_deref(), Some("5.2"));
+    assert_eq!(cc("NVIDIA GeForce RTX 2050").as_deref(), Some("8.6"));
+    assert_eq!(cc("NVIDIA GeForce RTX 2080 Ti").as_deref(), Some("7.5"));
+    assert_eq!(
+        cc("NVIDIA RTX 4000 SFF Ada Generation").as_deref(),
+        Some("8.9")
+    );
+    assert_eq!(cc("NVIDIA RTX 2000 Ada Generation").as_deref(), Some("8.9"));
+    assert_eq!(cc("Quadro RTX 4000").as_deref(), Some("7.5"));
+    assert_eq!(cc("Quadro P4000").as_deref(), Some("6.1"));
+    assert_eq!(cc("Quadro K620").as_deref(), Some("5.0"));
+    assert_eq!(cc("NVIDIA GeForce MX450").as_deref(), Some("7.5"));
+    assert_eq!(cc("NVIDIA GeForce MX250").as_deref(), Some("6.1"));
+    assert_eq!(cc("NVIDIA T1000 8GB").as_deref(), Some("7.5"));
+    assert_eq!(
+        cc("NVIDIA RTX A1000 6GB Laptop GPU").as_deref(),
+        Some("8.6")
+    );
+    assert_eq!(
+        cc("NVIDIA RTX PRO 6000 Blackwell Workstation Edition").as_deref(),
+        Some("12.0")
+    );
+    assert_eq!(cc("Tesla V100S-PCIE-32GB").as_deref(), Some("7.0"));
 }

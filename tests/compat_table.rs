@@ -261,7 +261,7 @@ const INCOMPATIBLE: &[Case] = &[
     ),
     c(
         "jax newer than the matrix",
-        &["driver=580.95.05", "jax=0.12.0", "jax.cuda=13"],
+        &["driver=580.95.05", "jax=0.13.0", "jax.cuda=13"],
         &["matrix_stale"],
         "matrix update",
     ),
@@ -580,4 +580,76 @@ fn a_dozen_end_to_end_through_check_no_probe() {
         assert_eq!(r.code, if errors > 0 { 1 } else { 0 }, "{}", case.name);
         assert!(r.stdout.contains(case.fix), "{}: {}", case.name, case.fix);
     }
+}
+
+/// One real combination of tests/fixtures/combinations.yaml.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Combination {
+    name: String,
+    assume: Vec<String>,
+    expect: Vec<String>,
+    fix: String,
+    source: String,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Combinations {
+    schema: String,
+    combinations: Vec<Combination>,
+}
+
+fn combinations() -> Vec<Combination> {
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/combinations.yaml"),
+    )
+    .unwrap();
+    let c: Combinations = serde_saphyr::from_str(&text).unwrap();
+    assert_eq!(c.schema, "gpudoctor.combinations/1");
+    c.combinations
+}
+
+#[test]
+fn real_combinations_with_their_sources_are_judged_as_reported() {
+    let all = combinations();
+    assert!(all.len() >= 40, "{}", all.len());
+    let mut failures = Vec::new();
+    for c in &all {
+        assert!(c.source.starts_with("https://"), "{}: {}", c.name, c.source);
+        let m = Matrix::embedded().unwrap();
+        let mut s = Snapshot::empty();
+        for a in &c.assume {
+            let (k, v) = assume::parse(a).unwrap();
+            assume::apply(&mut s, &m, &k, &v).unwrap_or_else(|e| panic!("{}: {e}", c.name));
+        }
+        let r = evaluate(s, &m, &RuleOptions::default(), &Selection::default());
+        let got = categories(&r);
+        let want: BTreeSet<String> = c.expect.iter().cloned().collect();
+        if got != want {
+            failures.push(format!(
+                "{}: categories {got:?}, expected {want:?}: {:?}",
+                c.name,
+                r.findings
+                    .iter()
+                    .map(|f| format!("{}: {}", f.rule, f.title))
+                    .collect::<Vec<_>>()
+            ));
+        } else if !fixes(&r).contains(&c.fix) {
+            failures.push(format!(
+                "{}: no fix mentions {:?}: {}",
+                c.name,
+                c.fix,
+                fixes(&r)
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn both_kinds_of_outcome_are_in_the_real_combinations() {
+    let all = combinations();
+    let ok = all.iter().filter(|c| c.expect.is_empty()).count();
+    assert!(ok >= 10 && all.len() - ok >= 20, "{ok} of {}", all.len());
 }

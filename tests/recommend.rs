@@ -30,7 +30,7 @@ fn pick<'a>(v: &'a Value, fw: &str) -> &'a Value {
 fn blackwell_on_r580() {
     let v = rec(&["driver=580.95.05", "gpu=RTX 5090"]);
     assert_eq!(v["driver_cuda"], "13.0");
-    assert_eq!(pick(&v, "torch")["build"], "torch 2.14 +cu132 (CUDA 13.2)");
+    assert_eq!(pick(&v, "torch")["build"], "torch 2.15 +cu132 (CUDA 13.2)");
     assert!(pick(&v, "torch")["command"]
         .as_str()
         .unwrap()

@@ -47,6 +47,13 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
                 (split_cc(cc) < split_cc(min)).then(|| {
                     format!("{} supports compute capability {min} and newer (JAX installation guide); this GPU is {cc}.", b.label)
                 })
+            } else if b.framework == Framework::Torch {
+                // No architecture list: a build made with a CUDA older than the first one that
+                // compiles for the GPU's major has no cubin for it.
+                let first = first_cuda_of_major(m, cc);
+                b.cuda.zip(first).filter(|(built, first)| built < first).map(|(built, first)| {
+                    format!("{} was built with CUDA {built}; the first CUDA that compiles for compute {}.x is {first}, so it has no cubin for this GPU.", b.label, cc.split('.').next().unwrap_or(cc))
+                })
             } else {
                 None
             };
@@ -148,6 +155,17 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
         }
     }
     out
+}
+
+/// The first CUDA that targets any compute capability of `cc`'s major (a cubin runs on later
+/// minors of its major).
+fn first_cuda_of_major(m: &crate::matrix::Matrix, cc: &str) -> Option<CudaVersion> {
+    let major = split_cc(cc)?.0;
+    m.ccs
+        .iter()
+        .filter(|r| split_cc(&r.cc).is_some_and(|(a, _)| a == major))
+        .filter_map(|r| r.first_cuda.as_deref().and_then(CudaVersion::parse))
+        .min()
 }
 
 fn list(v: &[String]) -> String {

@@ -4,8 +4,9 @@
 use serde_json::json;
 
 use super::{Context, Rule, RuleDoc};
-use crate::compat::{builds, inspectable, libraries_fix, reachable_runtimes, Framework};
+use crate::compat::{builds, inspectable, libraries_fix, reachable_runtimes, Build, Framework};
 use crate::report::{Area, Category, Finding, Severity};
+use crate::version::CudaVersion;
 
 pub const RULE: Rule = Rule {
     doc: RuleDoc {
@@ -25,6 +26,10 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
     let windows = ctx.snap.host.get().is_some_and(|h| h.os == "windows");
     let mut out = Vec::new();
     for b in builds(ctx.snap, m) {
+        if let Some(f) = tf_missing_libs(ctx, doc, &b) {
+            out.push(f);
+            continue;
+        }
         if !inspectable(b.env) || windows {
             continue;
         }
@@ -82,4 +87,61 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
         out.push(f);
     }
     out
+}
+
+/// TensorFlow releases that open CUDA libraries by exact soname (before pip-delivered CUDA): the
+/// first library no CUDA runtime it can load ships, named as the loader asks for it.
+fn tf_missing_libs(ctx: &Context, doc: &RuleDoc, b: &Build) -> Option<Finding> {
+    if b.framework != Framework::Tensorflow {
+        return None;
+    }
+    let m = ctx.matrix;
+    let row = m.tensorflow(&b.version)?;
+    if row.libs.is_empty() {
+        return None;
+    }
+    let windows = ctx.snap.host.get().is_some_and(|h| h.os == "windows");
+    let have = reachable_runtimes(ctx.snap, b.env);
+    if have.is_empty() && !inspectable(b.env) {
+        return None;
+    }
+    let lib = row.libs.iter().find(|l| {
+        let (lo, hi) = (CudaVersion::parse(&l.from), CudaVersion::parse(&l.to));
+        !have
+            .iter()
+            .any(|(v, _)| lo.is_some_and(|lo| *v >= lo) && hi.is_some_and(|hi| *v <= hi))
+    })?;
+    let name = match (&lib.dll, windows) {
+        (Some(d), true) => d.clone(),
+        _ => lib.lib.clone(),
+    };
+    let found = if have.is_empty() {
+        "no CUDA runtime at all".to_string()
+    } else {
+        have.iter()
+            .map(|(v, p)| format!("CUDA {v} ({p})"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let ships = if lib.from == lib.to {
+        format!("only CUDA {} ships", lib.from)
+    } else {
+        format!("only CUDA {}–{} ship", lib.from, lib.to)
+    };
+    let mut f = doc
+        .finding(
+            Severity::Error,
+            format!("{} cannot load {name}", b.label),
+            format!(
+                "{} opens {name} by that exact name, which {ships}; it can load {found}. It logs \"Could not load dynamic library '{name}'\" and runs on the CPU only (TensorFlow {} was built with CUDA {} and cuDNN {}).",
+                b.label, row.tf, row.cuda, row.cudnn
+            ),
+        )
+        .fix_owned(
+            "Install the CUDA this release was built with, or a TensorFlow release built for the CUDA you have:",
+            vec![libraries_fix(b, m)],
+        )
+        .evidence(json!({"build": b.label, "library": name, "cuda_range": [lib.from, lib.to], "available": have.iter().map(|(v, p)| json!({"cuda": v.to_string(), "path": p})).collect::<Vec<_>>()}));
+    f = f.link(&row.source);
+    Some(f)
 }

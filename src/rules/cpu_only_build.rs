@@ -65,6 +65,25 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
                     .evidence(json!({"environment": env.prefix, "tensorflow": tf.version, "os": "windows"}))
                     .link("https://www.tensorflow.org/install/pip#windows-native"),
                 );
+            } else if let Some(gpu_pkg) = ctx
+                .matrix
+                .tensorflow(&tf.version)
+                .filter(|r| crate::compat::tf_cpu_only(ctx.snap, tf, r))
+                .and_then(|r| r.gpu_package.clone())
+            {
+                out.push(
+                    doc.finding(
+                        Severity::Error,
+                        format!("The tensorflow {} package has no GPU support", tf.version),
+                        format!("In {}, tensorflow {} is the CPU-only package: before TensorFlow 2.1 the GPU build was the separate {gpu_pkg} package, so this install lists no GPU.", env.label(), tf.version),
+                    )
+                    .fix_owned(
+                        format!("Install the GPU package of the same release (it needs the CUDA and cuDNN TensorFlow {} was built with):", tf.version),
+                        vec![format!("{python} -m pip uninstall -y tensorflow"), format!("{python} -m pip install '{gpu_pkg}=={}'", tf.version)],
+                    )
+                    .evidence(json!({"environment": env.prefix, "tensorflow": tf.version, "package": tf.package, "gpu_package": gpu_pkg}))
+                    .link("https://github.com/tensorflow/tensorflow/blob/master/RELEASE.md#release-210"),
+                );
             } else if tf.is_cpu_only() || cpu_pkg {
                 out.push(
                     doc.finding(
