@@ -581,3 +581,22 @@ fn a_dozen_end_to_end_through_check_no_probe() {
         assert!(r.stdout.contains(case.fix), "{}: {}", case.name, case.fix);
     }
 }
+
+#[path = "common/agree.rs"]
+mod agree;
+
+/// Issue 16: `recommend` never names a build that `check` rejects on the same facts, and names
+/// one whenever `check` would pass one (tests/common/agree.rs says exactly what is compared).
+#[test]
+fn recommend_agrees_with_check_on_every_case() {
+    let mut tally = agree::Tally::default();
+    let mut failures = Vec::new();
+    for case in INCOMPATIBLE.iter().chain(COMPATIBLE) {
+        failures.extend(agree::disagreements(case.name, case.assume, &mut tally));
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    // Every kind of judgement was made, so the comparison is not vacuous.
+    assert!(tally.recommended > 100, "{tally:?}");
+    assert!(tally.rejected_all > 0, "{tally:?}");
+    assert!(tally.driver_needed > 0, "{tally:?}");
+}
