@@ -233,7 +233,8 @@ pub enum MatrixCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Check a matrix file (or directory): schema and meaning; errors with file:line:column, exit 2.
+    /// Check a matrix directory, or one file of it against the built-in tables it does not
+    /// hold: schema and meaning; errors with file:line:column, exit 2.
     Validate { file: PathBuf },
     /// Where the matrix in use comes from.
     Path {

@@ -370,3 +370,100 @@ fn failed_updates_leave_the_previous_matrix_intact() {
     assert!(r.stderr.contains("only https://"), "{}", r.stderr);
     assert_untouched(cache.path(), &before);
 }
+
+/// Issue 16: `matrix validate` on one file of compat-matrix/ gave 351 errors for pytorch.yaml,
+/// all cascading from the CUDA versions and compute capabilities defined in the other files. A
+/// single file is now checked against the built-in tables it does not hold.
+#[test]
+fn validate_one_file_of_the_directory_against_the_built_in_rest() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("compat-matrix");
+    for (name, _) in EMBEDDED {
+        let f = dir.join(Path::new(name).file_name().unwrap());
+        let r = Run::new().args(["matrix", "validate"]).arg_path(&f).run();
+        assert_eq!(r.code, 0, "{}: {}", f.display(), r.stderr);
+        assert!(r.stdout.contains(": valid (rows: "), "{}", r.stdout);
+        assert!(
+            r.stdout.contains("checked against the built-in"),
+            "{}",
+            r.stdout
+        );
+    }
+
+    // A real mistake in a copy of pytorch.yaml: errors at its row, and only there.
+    let d = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(dir.join("pytorch.yaml")).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let bad_line = lines
+        .iter()
+        .position(|l| l.contains("tag: cu126, cuda: \"12.6\""))
+        .unwrap();
+    let row_line = lines[..bad_line]
+        .iter()
+        .rposition(|l| l.trim_start().starts_with("- torch:"))
+        .unwrap()
+        + 1;
+    let broken = text.replacen(
+        "tag: cu126, cuda: \"12.6\"",
+        "tag: cu126, cuda: \"12.66\"",
+        1,
+    );
+    let f = d.path().join("pytorch.yaml");
+    std::fs::write(&f, broken).unwrap();
+    let r = Run::new().args(["matrix", "validate"]).arg_path(&f).run();
+    assert_eq!(r.code, 2);
+    let errs: Vec<&str> = r.stderr.lines().collect();
+    assert_eq!(errs.len(), 2, "{}", r.stderr);
+    for e in &errs {
+        assert!(
+            e.starts_with(&format!("{}:{row_line}:", f.display())),
+            "{e} (expected line {row_line})"
+        );
+    }
+    assert!(
+        r.stderr.contains("CUDA 12.66 is not in cuda_toolkits"),
+        "{}",
+        r.stderr
+    );
+
+    // A cuda.yaml without CUDA 12.6: the built-in rows that use it are named as built-in.
+    let text = std::fs::read_to_string(dir.join("cuda.yaml")).unwrap();
+    let cut: String = text
+        .lines()
+        .filter(|l| !l.contains("cuda: \"12.6\", release"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let f = d.path().join("cuda.yaml");
+    std::fs::write(&f, cut).unwrap();
+    let r = Run::new().args(["matrix", "validate"]).arg_path(&f).run();
+    assert_eq!(r.code, 2);
+    // Its own forward_compat row for 12.6 is its own error; the rest are the built-in rows'.
+    let own = format!("{}:", f.display());
+    assert!(
+        r.stderr
+            .lines()
+            .all(|l| l.starts_with("built-in compat-matrix/") || l.starts_with(&own)),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(r.stderr.lines().filter(|l| l.starts_with(&own)).count(), 1);
+    assert!(
+        r.stderr.contains("built-in compat-matrix/pytorch.yaml:") && r.stderr.contains("12.6"),
+        "{}",
+        r.stderr
+    );
+
+    // YAML that does not parse: its own line and column.
+    let f = d.path().join("jax.yaml");
+    std::fs::write(
+        &f,
+        "schema: gpudoctor.matrix/1\ndata_version: \"2026-11-21\"\njax:\n  - { from: \"0.4.14\", below: [\n",
+    )
+    .unwrap();
+    let r = Run::new().args(["matrix", "validate"]).arg_path(&f).run();
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.starts_with(&format!("{}:", f.display())) && r.stderr.contains(":4:"),
+        "{}",
+        r.stderr
+    );
+}

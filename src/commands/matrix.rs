@@ -37,29 +37,7 @@ pub(crate) fn matrix_command(c: MatrixCommand) -> Output {
             }
             Output::ok(s, ExitStatus::Healthy)
         }
-        MatrixCommand::Validate { file } => match Matrix::from_path(&file) {
-            Ok(m) => {
-                let total: usize = m
-                    .counts()
-                    .iter()
-                    .filter(|(k, _)| *k != "pytorch variants")
-                    .map(|(_, n)| n)
-                    .sum();
-                Output::ok(
-                    format!(
-                        "{}: valid ({total} rows, data version {})\n",
-                        file.display(),
-                        m.data_version
-                    ),
-                    ExitStatus::Healthy,
-                )
-            }
-            Err(errs) => Output {
-                stdout: String::new(),
-                stderr: errs.iter().map(|e| format!("{e}\n")).collect(),
-                status: ExitStatus::ToolFailed,
-            },
-        },
+        MatrixCommand::Validate { file } => validate(&file),
         MatrixCommand::Path { matrix } => {
             let line = match matrix {
                 Some(p) => format!("{} (--matrix or GPUDOCTOR_MATRIX)", p.display()),
@@ -99,5 +77,73 @@ pub(crate) fn matrix_command(c: MatrixCommand) -> Output {
                 Err(e) => Output::tool_error(e),
             }
         }
+    }
+}
+
+/// `matrix validate`: a directory as a whole matrix; a single file against the built-in tables
+/// it does not hold (a file of `compat-matrix/` refers to CUDA versions, compute capabilities
+/// and drivers defined in the others).
+fn validate(file: &std::path::Path) -> Output {
+    let fail = |errs: Vec<crate::matrix::MatrixError>| Output {
+        stdout: String::new(),
+        stderr: errs.iter().map(|e| format!("{e}\n")).collect(),
+        status: ExitStatus::ToolFailed,
+    };
+    if file.is_dir() {
+        return match Matrix::from_path(file) {
+            Ok(m) => {
+                let total: usize = m
+                    .counts()
+                    .iter()
+                    .filter(|(k, _)| *k != "pytorch variants")
+                    .map(|(_, n)| n)
+                    .sum();
+                Output::ok(
+                    format!(
+                        "{}: valid ({total} rows, data version {})\n",
+                        file.display(),
+                        m.data_version
+                    ),
+                    ExitStatus::Healthy,
+                )
+            }
+            Err(errs) => fail(errs),
+        };
+    }
+    match Matrix::with_base(file, crate::matrix::EMBEDDED, "built-in ") {
+        Ok((m, own)) => {
+            let counts = m.counts();
+            let rows: Vec<String> = own
+                .iter()
+                .map(|t| {
+                    let n = counts.iter().find(|(k, _)| k == t).map_or(0, |(_, n)| *n);
+                    format!("{n} {t}")
+                })
+                .collect();
+            let rest: Vec<&str> = crate::matrix::TABLES
+                .iter()
+                .copied()
+                .filter(|t| !own.contains(t))
+                .collect();
+            let against = if rest.is_empty() {
+                String::new()
+            } else {
+                format!("; checked against the built-in {}", rest.join(", "))
+            };
+            let what = if rows.is_empty() {
+                "it names no table".to_string()
+            } else {
+                format!("rows: {}", rows.join(", "))
+            };
+            Output::ok(
+                format!(
+                    "{}: valid ({what}, data version {}{against})\n",
+                    file.display(),
+                    m.data_version
+                ),
+                ExitStatus::Healthy,
+            )
+        }
+        Err(errs) => fail(errs),
     }
 }
