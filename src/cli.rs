@@ -58,6 +58,13 @@ pub enum Command {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ShowBy {
+    Framework,
+    Cuda,
+    Arch,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {
     Human,
     Json,
@@ -226,12 +233,15 @@ pub struct RecommendArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum MatrixCommand {
-    /// The matrix in use: version, date, row counts, where it came from.
+    /// What the matrix in use covers: per framework, per CUDA version, per GPU architecture.
     Show {
         #[arg(long, value_name = "FILE", env = "GPUDOCTOR_MATRIX")]
         matrix: Option<PathBuf>,
         #[arg(long)]
         json: bool,
+        /// Only one of the tables.
+        #[arg(long, value_enum)]
+        by: Option<ShowBy>,
     },
     /// Check a matrix directory, or one file of it against the built-in tables it does not
     /// hold: schema and meaning; errors with file:line:column, exit 2.

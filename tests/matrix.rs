@@ -467,3 +467,57 @@ fn validate_one_file_of_the_directory_against_the_built_in_rest() {
         r.stderr
     );
 }
+
+/// `matrix show` prints what the matrix covers per framework, per CUDA version and per GPU
+/// architecture, one of them with --by, and all of it as JSON.
+#[test]
+fn show_prints_coverage_tables_and_json() {
+    let r = Run::new().args(["matrix", "show"]).run();
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let out = &r.stdout;
+    for head in [
+        "PyTorch:",
+        "TensorFlow:",
+        "JAX:",
+        "Per CUDA version",
+        "Per GPU architecture",
+    ] {
+        assert!(out.contains(head), "{head}:\n{out}");
+    }
+    // The RTX 5090's row: Blackwell 12.0, first CUDA 12.8 whose GA driver is 570.26.
+    let rtx = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("12.0 ") && l.contains("Blackwell"))
+        .unwrap();
+    assert!(rtx.contains("12.8 (570.26)"), "{rtx}");
+
+    let r = Run::new().args(["matrix", "show", "--by", "arch"]).run();
+    assert!(r.stdout.contains("Per GPU architecture") && !r.stdout.contains("PyTorch:"));
+
+    let v = Run::new().args(["matrix", "show", "--json"]).run().json();
+    let m = m();
+    assert_eq!(
+        v["frameworks"]["torch"].as_array().unwrap().len(),
+        m.pytorch.len()
+    );
+    assert_eq!(
+        v["frameworks"]["jax"].as_array().unwrap().len(),
+        m.jax.len()
+    );
+    let cudas: Vec<&str> = v["cuda"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["cuda"].as_str().unwrap())
+        .collect();
+    for t in &m.toolkits {
+        assert!(cudas.contains(&t.cuda.as_str()), "{}", t.cuda);
+    }
+    let k80 = v["architectures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["cc"] == "3.7")
+        .unwrap();
+    assert_eq!(k80["last_driver_branch"], 470);
+}

@@ -2,40 +2,30 @@
 
 use super::*;
 use crate::app::Output;
-use crate::cli::MatrixCommand;
+use crate::cli::{MatrixCommand, ShowBy};
 use crate::matrix::Matrix;
+use crate::matrix_show::View;
 use crate::report::ExitStatus;
 
 pub(crate) fn matrix_command(c: MatrixCommand) -> Output {
     match c {
-        MatrixCommand::Show { matrix, json } => {
+        MatrixCommand::Show { matrix, json, by } => {
             let m = match load_matrix(matrix.as_deref()) {
                 Ok(m) => m,
                 Err(e) => return Output::tool_error(e),
             };
-            let counts = m.counts();
             if json {
-                let v = serde_json::json!({
-                    "schema": crate::matrix::MATRIX_SCHEMA,
-                    "data_version": m.data_version,
-                    "source": m.source,
-                    "rows": counts.iter().map(|(k, n)| (k.to_string(), serde_json::json!(n))).collect::<serde_json::Map<_, _>>(),
-                });
-                return match serde_json::to_string_pretty(&v) {
+                return match serde_json::to_string_pretty(&crate::matrix_show::to_json(&m)) {
                     Ok(s) => Output::ok(s + "\n", ExitStatus::Healthy),
                     Err(e) => Output::tool_error(e.to_string()),
                 };
             }
-            let mut s = format!(
-                "gpudoctor compatibility matrix ({})\ndata version: {}\nfrom: {}\n\n",
-                crate::matrix::MATRIX_SCHEMA,
-                m.data_version,
-                m.source
-            );
-            for (k, n) in counts {
-                s.push_str(&format!("  {k:<22} {n:>4} rows\n"));
-            }
-            Output::ok(s, ExitStatus::Healthy)
+            let view = by.map(|b| match b {
+                ShowBy::Framework => View::Framework,
+                ShowBy::Cuda => View::Cuda,
+                ShowBy::Arch => View::Arch,
+            });
+            Output::ok(crate::matrix_show::render(&m, view), ExitStatus::Healthy)
         }
         MatrixCommand::Validate { file } => validate(&file),
         MatrixCommand::Path { matrix } => {
