@@ -251,12 +251,13 @@ pub enum MatrixCommand {
         #[arg(long, value_name = "FILE", env = "GPUDOCTOR_MATRIX")]
         matrix: Option<PathBuf>,
     },
-    /// Download a newer matrix (HTTPS), validate it and install it in the user's cache directory.
+    /// Install a newer matrix (a release's gpudoctor-matrix.yaml, as a file or over HTTPS) in
+    /// the user's cache directory, after checking its SHA-256 and validating it.
     Update {
-        /// The URL of a single YAML file holding every table.
-        #[arg(long = "from", value_name = "URL")]
+        /// A file, or the https:// URL of one, holding every table (gpudoctor-matrix.yaml).
+        #[arg(long = "from", value_name = "FILE|URL")]
         from: String,
-        /// Refuse the download unless its SHA-256 is this.
+        /// Refuse it unless its SHA-256 is this (the release's gpudoctor-matrix.yaml.sha256).
         #[arg(long, value_name = "HEX")]
         sha256: Option<String>,
     },

@@ -521,3 +521,84 @@ fn show_prints_coverage_tables_and_json() {
         .unwrap();
     assert_eq!(k80["last_driver_branch"], 470);
 }
+
+/// How a user gets a newer matrix (docs/decisions.md): each release ships the bundle that
+/// scripts/matrix-bundle.sh makes, and `matrix update --from FILE --sha256 HEX` installs it;
+/// `matrix.stale` says exactly that.
+#[test]
+fn the_release_bundle_installs_from_a_file_with_its_sha256() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = tempfile::tempdir().unwrap();
+    let st = std::process::Command::new(root.join("scripts/matrix-bundle.sh"))
+        .arg("--out")
+        .arg(out.path())
+        .arg("--gpudoctor")
+        .arg(env!("CARGO_BIN_EXE_gpudoctor"))
+        .output()
+        .unwrap();
+    assert!(
+        st.status.success(),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    let bundle = out.path().join("gpudoctor-matrix.yaml");
+    let sums = std::fs::read_to_string(out.path().join("gpudoctor-matrix.yaml.sha256")).unwrap();
+    let hex = sums.split_whitespace().next().unwrap().to_string();
+    assert_eq!(hex, sha256(&std::fs::read(&bundle).unwrap()));
+    assert!(
+        sums.trim_end().ends_with("  gpudoctor-matrix.yaml"),
+        "{sums}"
+    );
+
+    let cache = tempfile::tempdir().unwrap();
+    // A wrong hash installs nothing.
+    let path = bundle.to_str().unwrap();
+    let r = update(cache.path(), &["--from", path, "--sha256", &"0".repeat(64)]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("the file's sha256"), "{}", r.stderr);
+    assert!(!cache.path().join("matrix.yaml").exists());
+    let r = update(cache.path(), &["--from", path, "--sha256", &hex]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = Run::new()
+        .env("GPUDOCTOR_CACHE_DIR", cache.path())
+        .args(["matrix", "show", "--json"])
+        .run()
+        .json();
+    let m = m();
+    assert_eq!(v["data_version"], m.data_version.as_str());
+    assert_eq!(
+        v["rows"]["pytorch variants"],
+        m.pytorch.iter().map(|r| r.variants.len()).sum::<usize>()
+    );
+    assert!(v["source"].as_str().unwrap().ends_with("matrix.yaml"));
+    // A missing file is an error that changes nothing.
+    let r = update(
+        cache.path(),
+        &["--from", "/nonexistent/gpudoctor-matrix.yaml"],
+    );
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("nothing was changed"), "{}", r.stderr);
+
+    // The stale finding's fix names the release asset and this command.
+    let v = Run::new()
+        .args([
+            "check",
+            "--no-probe",
+            "--format",
+            "json",
+            "--assume",
+            "torch=2.99.0+cu126",
+        ])
+        .run()
+        .json();
+    let f = common::finding(&v, "matrix.stale");
+    let cmds = f["fix"]["commands"].to_string();
+    assert!(
+        cmds.contains("matrix update --from gpudoctor-matrix.yaml --sha256"),
+        "{cmds}"
+    );
+    assert!(f["fix"]["text"]
+        .as_str()
+        .unwrap()
+        .contains("latest gpudoctor release"));
+}
