@@ -208,7 +208,7 @@ pub fn arch_lines(m: &Matrix) -> Vec<ArchLine> {
         .collect()
 }
 
-/// `matrix show --json`: the row counts, every framework row, and the two cross tables.
+/// `matrix show --json`: the row counts, every framework and cuDNN row, and the two cross tables.
 pub fn to_json(m: &Matrix) -> serde_json::Value {
     json!({
         "schema": MATRIX_SCHEMA,
@@ -220,6 +220,7 @@ pub fn to_json(m: &Matrix) -> serde_json::Value {
             "tensorflow": m.tensorflow,
             "jax": m.jax,
         },
+        "cudnn": m.cudnn,
         "cuda": cuda_lines(m),
         "architectures": arch_lines(m),
     })
