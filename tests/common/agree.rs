@@ -89,7 +89,7 @@ pub fn disagreements(name: &str, facts: &[&str], tally: &mut Tally) -> Vec<Strin
         .cloned()
         .collect();
     let gpu_blocked = !blockers(&errors(&m, &machine).unwrap()).is_empty();
-    if gpu_blocked != !r.blockers.is_empty() {
+    if gpu_blocked == r.blockers.is_empty() {
         out.push(format!(
             "{name}: check blocks the GPU: {gpu_blocked}; recommend's blockers: {:?}",
             r.blockers
