@@ -58,6 +58,13 @@ pub enum Command {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ShowBy {
+    Framework,
+    Cuda,
+    Arch,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {
     Human,
     Json,
@@ -237,26 +244,31 @@ pub struct RecommendArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum MatrixCommand {
-    /// The matrix in use: version, date, row counts, where it came from.
+    /// What the matrix in use covers: per framework, per CUDA version, per GPU architecture.
     Show {
         #[arg(long, value_name = "FILE", env = "GPUDOCTOR_MATRIX")]
         matrix: Option<PathBuf>,
         #[arg(long)]
         json: bool,
+        /// Only one of the tables.
+        #[arg(long, value_enum)]
+        by: Option<ShowBy>,
     },
-    /// Check a matrix file (or directory): schema and meaning; errors with file:line:column, exit 2.
+    /// Check a matrix directory, or one file of it against the built-in tables it does not
+    /// hold: schema and meaning; errors with file:line:column, exit 2.
     Validate { file: PathBuf },
     /// Where the matrix in use comes from.
     Path {
         #[arg(long, value_name = "FILE", env = "GPUDOCTOR_MATRIX")]
         matrix: Option<PathBuf>,
     },
-    /// Download a newer matrix (HTTPS), validate it and install it in the user's cache directory.
+    /// Install a newer matrix (a release's gpudoctor-matrix.yaml, as a file or over HTTPS) in
+    /// the user's cache directory, after checking its SHA-256 and validating it.
     Update {
-        /// The URL of a single YAML file holding every table.
-        #[arg(long = "from", value_name = "URL")]
+        /// A file, or the https:// URL of one, holding every table (gpudoctor-matrix.yaml).
+        #[arg(long = "from", value_name = "FILE|URL")]
         from: String,
-        /// Refuse the download unless its SHA-256 is this.
+        /// Refuse it unless its SHA-256 is this (the release's gpudoctor-matrix.yaml.sha256).
         #[arg(long, value_name = "HEX")]
         sha256: Option<String>,
     },

@@ -14,6 +14,7 @@ pub mod faults;
 pub mod gpu;
 pub mod interrupt;
 pub mod matrix;
+pub mod matrix_show;
 pub mod matrix_update;
 pub mod outguard;
 pub mod policy;

@@ -70,26 +70,66 @@ pub enum Os {
 struct MatrixFile {
     schema: String,
     data_version: String,
+    // Each table is None when the file does not name it (`matrix validate` fills those from the
+    // built-in matrix) and Some, possibly empty, when it does.
     #[serde(default)]
-    gpus: Vec<Spanned<GpuRow>>,
+    gpus: Option<Vec<Spanned<GpuRow>>>,
     #[serde(default)]
-    compute_capabilities: Vec<Spanned<CcRow>>,
+    compute_capabilities: Option<Vec<Spanned<CcRow>>>,
     #[serde(default)]
-    cuda_toolkits: Vec<Spanned<ToolkitRow>>,
+    cuda_toolkits: Option<Vec<Spanned<ToolkitRow>>>,
     #[serde(default)]
-    minor_version_compat: Vec<Spanned<MvcRow>>,
+    minor_version_compat: Option<Vec<Spanned<MvcRow>>>,
     #[serde(default)]
-    driver_branches: Vec<Spanned<BranchRow>>,
+    driver_branches: Option<Vec<Spanned<BranchRow>>>,
     #[serde(default)]
-    forward_compat: Vec<Spanned<ForwardCompatRow>>,
+    forward_compat: Option<Vec<Spanned<ForwardCompatRow>>>,
     #[serde(default)]
-    cudnn: Vec<Spanned<CudnnRow>>,
+    cudnn: Option<Vec<Spanned<CudnnRow>>>,
     #[serde(default)]
-    pytorch: Vec<Spanned<TorchRow>>,
+    pytorch: Option<Vec<Spanned<TorchRow>>>,
     #[serde(default)]
-    tensorflow: Vec<Spanned<TfRow>>,
+    tensorflow: Option<Vec<Spanned<TfRow>>>,
     #[serde(default)]
-    jax: Vec<Spanned<JaxRow>>,
+    jax: Option<Vec<Spanned<JaxRow>>>,
+}
+
+/// The tables of a matrix file, as its YAML keys name them.
+pub const TABLES: &[&str] = &[
+    "gpus",
+    "compute_capabilities",
+    "cuda_toolkits",
+    "minor_version_compat",
+    "driver_branches",
+    "forward_compat",
+    "cudnn",
+    "pytorch",
+    "tensorflow",
+    "jax",
+];
+
+impl MatrixFile {
+    /// The tables this file names.
+    fn tables(&self) -> Vec<&'static str> {
+        let present = [
+            self.gpus.is_some(),
+            self.compute_capabilities.is_some(),
+            self.cuda_toolkits.is_some(),
+            self.minor_version_compat.is_some(),
+            self.driver_branches.is_some(),
+            self.forward_compat.is_some(),
+            self.cudnn.is_some(),
+            self.pytorch.is_some(),
+            self.tensorflow.is_some(),
+            self.jax.is_some(),
+        ];
+        TABLES
+            .iter()
+            .zip(present)
+            .filter(|(_, p)| *p)
+            .map(|(t, _)| *t)
+            .collect()
+    }
 }
 
 trait Located {
@@ -401,8 +441,9 @@ fn err_at(at: &At, message: String) -> MatrixError {
     }
 }
 
-fn locate<T: Located>(rows: Vec<Spanned<T>>, file: &str) -> Vec<T> {
-    rows.into_iter()
+fn locate<T: Located>(rows: Option<Vec<Spanned<T>>>, file: &str) -> Vec<T> {
+    rows.unwrap_or_default()
+        .into_iter()
         .map(|s| {
             let mut v = s.value;
             v.set_at(At {
@@ -413,6 +454,33 @@ fn locate<T: Located>(rows: Vec<Spanned<T>>, file: &str) -> Vec<T> {
             v
         })
         .collect()
+}
+
+/// Parses one matrix file and checks its header.
+fn parse_file(name: &str, text: &str) -> Result<MatrixFile, MatrixError> {
+    let file: MatrixFile = serde_saphyr::from_str(text).map_err(|e| {
+        let (path, message) = crate::userfile::yaml_error(name, &e);
+        MatrixError { path, message }
+    })?;
+    if file.schema != MATRIX_SCHEMA {
+        return Err(MatrixError {
+            path: name.to_string(),
+            message: format!(
+                "schema is {:?}; this gpudoctor reads {MATRIX_SCHEMA:?}",
+                file.schema
+            ),
+        });
+    }
+    if dotted(&file.data_version.replace('-', ".")).is_none() {
+        return Err(MatrixError {
+            path: name.to_string(),
+            message: format!(
+                "data_version {:?} is not a date like \"2026-11-21\"",
+                file.data_version
+            ),
+        });
+    }
+    Ok(file)
 }
 
 impl Matrix {
@@ -478,43 +546,85 @@ impl Matrix {
     }
 
     fn merge(&mut self, name: &str, text: &str) -> Result<(), MatrixError> {
-        let file: MatrixFile = serde_saphyr::from_str(text).map_err(|e| {
-            let (path, message) = crate::userfile::yaml_error(name, &e);
-            MatrixError { path, message }
-        })?;
-        if file.schema != MATRIX_SCHEMA {
-            return Err(MatrixError {
-                path: name.to_string(),
-                message: format!(
-                    "schema is {:?}; this gpudoctor reads {MATRIX_SCHEMA:?}",
-                    file.schema
-                ),
-            });
-        }
-        if dotted(&file.data_version.replace('-', ".")).is_none() {
-            return Err(MatrixError {
-                path: name.to_string(),
-                message: format!(
-                    "data_version {:?} is not a date like \"2026-11-21\"",
-                    file.data_version
-                ),
-            });
-        }
+        let file = parse_file(name, text)?;
+        self.merge_file(name, file, &[]);
+        Ok(())
+    }
+
+    /// Adds a file's rows, leaving out the tables named in `skip`.
+    fn merge_file(&mut self, name: &str, file: MatrixFile, skip: &[&str]) {
         if file.data_version > self.data_version {
             self.data_version = file.data_version;
         }
-        self.gpus.extend(locate(file.gpus, name));
-        self.ccs.extend(locate(file.compute_capabilities, name));
-        self.toolkits.extend(locate(file.cuda_toolkits, name));
-        self.mvc.extend(locate(file.minor_version_compat, name));
-        self.branches.extend(locate(file.driver_branches, name));
-        self.forward_compat
-            .extend(locate(file.forward_compat, name));
-        self.cudnn.extend(locate(file.cudnn, name));
-        self.pytorch.extend(locate(file.pytorch, name));
-        self.tensorflow.extend(locate(file.tensorflow, name));
-        self.jax.extend(locate(file.jax, name));
-        Ok(())
+        let keep = |t: &str| !skip.contains(&t);
+        if keep("gpus") {
+            self.gpus.extend(locate(file.gpus, name));
+        }
+        if keep("compute_capabilities") {
+            self.ccs.extend(locate(file.compute_capabilities, name));
+        }
+        if keep("cuda_toolkits") {
+            self.toolkits.extend(locate(file.cuda_toolkits, name));
+        }
+        if keep("minor_version_compat") {
+            self.mvc.extend(locate(file.minor_version_compat, name));
+        }
+        if keep("driver_branches") {
+            self.branches.extend(locate(file.driver_branches, name));
+        }
+        if keep("forward_compat") {
+            self.forward_compat
+                .extend(locate(file.forward_compat, name));
+        }
+        if keep("cudnn") {
+            self.cudnn.extend(locate(file.cudnn, name));
+        }
+        if keep("pytorch") {
+            self.pytorch.extend(locate(file.pytorch, name));
+        }
+        if keep("tensorflow") {
+            self.tensorflow.extend(locate(file.tensorflow, name));
+        }
+        if keep("jax") {
+            self.jax.extend(locate(file.jax, name));
+        }
+    }
+
+    /// One matrix file checked against the built-in tables it does not hold itself: the tables
+    /// it names replace the built-in ones, the rest come from `base` (the embedded files), so a
+    /// single file of `compat-matrix/` is validated with the CUDA versions, compute
+    /// capabilities and drivers it refers to. Errors in base rows are shown under `base_label`
+    /// so they are not mistaken for the file's own. Returns the matrix and the file's tables.
+    pub fn with_base(
+        path: &Path,
+        base: &[(&str, &str)],
+        base_label: &str,
+    ) -> Result<(Matrix, Vec<&'static str>), Vec<MatrixError>> {
+        let shown = path.display().to_string();
+        let text = crate::userfile::read(path, "matrix file").map_err(|e| {
+            vec![MatrixError {
+                path: shown.clone(),
+                message: e,
+            }]
+        })?;
+        let own = parse_file(&shown, &text).map_err(|e| vec![e])?;
+        let tables = own.tables();
+        let mut m = Matrix {
+            source: shown.clone(),
+            ..Default::default()
+        };
+        for (name, t) in base {
+            let label = format!("{base_label}{name}");
+            let f = parse_file(&label, t).map_err(|e| vec![e])?;
+            m.merge_file(&label, f, &tables);
+        }
+        m.merge_file(&shown, own, &[]);
+        let errors = m.validate();
+        if errors.is_empty() {
+            Ok((m, tables))
+        } else {
+            Err(errors)
+        }
     }
 
     /// Row counts per table, for `matrix show`.

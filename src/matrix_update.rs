@@ -1,5 +1,6 @@
-//! `gpudoctor matrix update --from URL [--sha256 HEX]`: downloads a newer matrix (one YAML file
-//! holding every table), checks its hash and validates it completely before anything is
+//! `gpudoctor matrix update --from FILE|URL [--sha256 HEX]`: reads or downloads a newer matrix
+//! (one YAML file holding every table: the `gpudoctor-matrix.yaml` each release ships, made by
+//! scripts/matrix-bundle.sh), checks its hash and validates it completely before anything is
 //! replaced (every row parses and makes sense, and every table the built-in matrix has rows in
 //! has rows), then writes it atomically to the user's cache directory, keeping the previous copy
 //! as `matrix.yaml.prev`. HTTPS only; plain HTTP is accepted for loopback addresses (tests).
@@ -65,29 +66,56 @@ pub fn check_url(url: &str) -> Result<reqwest::Url, String> {
     }
 }
 
-/// Downloads, verifies, validates and installs a matrix into `dir`.
-pub fn update(url: &str, sha256: Option<&str>, dir: &Path) -> Result<Updated, String> {
-    let u = check_url(url)?;
+/// True when `from` names a URL rather than a file: it has a scheme ("https://…").
+fn is_url(from: &str) -> bool {
+    from.split_once("://").is_some_and(|(scheme, _)| {
+        !scheme.is_empty()
+            && scheme
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'+')
+    })
+}
+
+/// Reads a local matrix file, with the download's size cap.
+fn read_file(path: &Path) -> Result<Vec<u8>, String> {
+    let meta = std::fs::metadata(path)
+        .map_err(|e| format!("--from {}: {e}: nothing was changed", path.display()))?;
+    if !meta.is_file() || meta.len() > MAX_BYTES {
+        return Err(format!(
+            "--from {}: not a regular file of at most {MAX_BYTES} bytes: nothing was changed",
+            path.display()
+        ));
+    }
+    std::fs::read(path).map_err(|e| format!("--from {}: {e}: nothing was changed", path.display()))
+}
+
+/// Reads or downloads, verifies, validates and installs a matrix into `dir`.
+pub fn update(from: &str, sha256: Option<&str>, dir: &Path) -> Result<Updated, String> {
     if let Some(h) = sha256 {
         if h.len() != 64 || !h.bytes().all(|b| b.is_ascii_hexdigit()) {
             return Err(format!("--sha256 {h}: expected 64 hexadecimal digits"));
         }
     }
-    let body = fetch(u)?;
+    let (body, what) = if is_url(from) {
+        (fetch(check_url(from)?)?, "download")
+    } else {
+        (read_file(Path::new(from))?, "file")
+    };
+    let url = from;
     let digest = hex(&Sha256::digest(&body));
     if let Some(want) = sha256 {
         if !digest.eq_ignore_ascii_case(want) {
             return Err(format!(
-                "the download's sha256 is {digest}, not {want}: nothing was changed"
+                "the {what}'s sha256 is {digest}, not {want}: nothing was changed"
             ));
         }
     }
     let text = String::from_utf8(body)
-        .map_err(|_| "the download is not UTF-8 text: nothing was changed".to_string())?;
+        .map_err(|_| format!("the {what} is not UTF-8 text: nothing was changed"))?;
     let matrix = Matrix::from_texts(std::iter::once((url.to_string(), text.clone())), url)
         .map_err(|errs| {
             format!(
-                "the downloaded matrix is not valid, nothing was changed:\n  {}",
+                "the matrix in the {what} is not valid, nothing was changed:\n  {}",
                 errs.iter()
                     .map(|e| e.to_string())
                     .collect::<Vec<_>>()
@@ -111,7 +139,7 @@ pub fn update(url: &str, sha256: Option<&str>, dir: &Path) -> Result<Updated, St
     };
     if !missing.is_empty() {
         return Err(format!(
-            "the downloaded matrix has no rows in {}: it must hold every table in one file, as the built-in matrix does (a download cut short, or a partial file?): nothing was changed",
+            "the matrix in the {what} has no rows in {}: it must hold every table in one file, as the built-in matrix does (a download cut short, or a partial file?): nothing was changed",
             missing.join(", ")
         ));
     }

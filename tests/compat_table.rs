@@ -653,3 +653,22 @@ fn both_kinds_of_outcome_are_in_the_real_combinations() {
     let ok = all.iter().filter(|c| c.expect.is_empty()).count();
     assert!(ok >= 10 && all.len() - ok >= 20, "{ok} of {}", all.len());
 }
+
+#[path = "common/agree.rs"]
+mod agree;
+
+/// Issue 16: `recommend` never names a build that `check` rejects on the same facts, and names
+/// one whenever `check` would pass one (tests/common/agree.rs says exactly what is compared).
+#[test]
+fn recommend_agrees_with_check_on_every_case() {
+    let mut tally = agree::Tally::default();
+    let mut failures = Vec::new();
+    for case in INCOMPATIBLE.iter().chain(COMPATIBLE) {
+        failures.extend(agree::disagreements(case.name, case.assume, &mut tally));
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    // Every kind of judgement was made, so the comparison is not vacuous.
+    assert!(tally.recommended > 100, "{tally:?}");
+    assert!(tally.rejected_all > 0, "{tally:?}");
+    assert!(tally.driver_needed > 0, "{tally:?}");
+}

@@ -371,3 +371,235 @@ fn failed_updates_leave_the_previous_matrix_intact() {
     assert!(r.stderr.contains("only https://"), "{}", r.stderr);
     assert_untouched(cache.path(), &before);
 }
+
+/// Issue 16: `matrix validate` on one file of compat-matrix/ gave 351 errors for pytorch.yaml,
+/// all cascading from the CUDA versions and compute capabilities defined in the other files. A
+/// single file is now checked against the built-in tables it does not hold.
+#[test]
+fn validate_one_file_of_the_directory_against_the_built_in_rest() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("compat-matrix");
+    for (name, _) in EMBEDDED {
+        let f = dir.join(Path::new(name).file_name().unwrap());
+        let r = Run::new().args(["matrix", "validate"]).arg_path(&f).run();
+        assert_eq!(r.code, 0, "{}: {}", f.display(), r.stderr);
+        assert!(r.stdout.contains(": valid (rows: "), "{}", r.stdout);
+        assert!(
+            r.stdout.contains("checked against the built-in"),
+            "{}",
+            r.stdout
+        );
+    }
+
+    // A real mistake in a copy of pytorch.yaml: errors at its row, and only there.
+    let d = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(dir.join("pytorch.yaml")).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let bad_line = lines
+        .iter()
+        .position(|l| l.contains("tag: cu126, cuda: \"12.6\""))
+        .unwrap();
+    let row_line = lines[..bad_line]
+        .iter()
+        .rposition(|l| l.trim_start().starts_with("- torch:"))
+        .unwrap()
+        + 1;
+    let broken = text.replacen(
+        "tag: cu126, cuda: \"12.6\"",
+        "tag: cu126, cuda: \"12.66\"",
+        1,
+    );
+    let f = d.path().join("pytorch.yaml");
+    std::fs::write(&f, broken).unwrap();
+    let r = Run::new().args(["matrix", "validate"]).arg_path(&f).run();
+    assert_eq!(r.code, 2);
+    let errs: Vec<&str> = r.stderr.lines().collect();
+    assert_eq!(errs.len(), 2, "{}", r.stderr);
+    for e in &errs {
+        assert!(
+            e.starts_with(&format!("{}:{row_line}:", f.display())),
+            "{e} (expected line {row_line})"
+        );
+    }
+    assert!(
+        r.stderr.contains("CUDA 12.66 is not in cuda_toolkits"),
+        "{}",
+        r.stderr
+    );
+
+    // A cuda.yaml without CUDA 12.6: the built-in rows that use it are named as built-in.
+    let text = std::fs::read_to_string(dir.join("cuda.yaml")).unwrap();
+    let cut: String = text
+        .lines()
+        .filter(|l| !l.contains("cuda: \"12.6\", release"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let f = d.path().join("cuda.yaml");
+    std::fs::write(&f, cut).unwrap();
+    let r = Run::new().args(["matrix", "validate"]).arg_path(&f).run();
+    assert_eq!(r.code, 2);
+    // Its own forward_compat row for 12.6 is its own error; the rest are the built-in rows'.
+    let own = format!("{}:", f.display());
+    assert!(
+        r.stderr
+            .lines()
+            .all(|l| l.starts_with("built-in compat-matrix/") || l.starts_with(&own)),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(r.stderr.lines().filter(|l| l.starts_with(&own)).count(), 1);
+    assert!(
+        r.stderr.contains("built-in compat-matrix/pytorch.yaml:") && r.stderr.contains("12.6"),
+        "{}",
+        r.stderr
+    );
+
+    // YAML that does not parse: its own line and column.
+    let f = d.path().join("jax.yaml");
+    std::fs::write(
+        &f,
+        "schema: gpudoctor.matrix/1\ndata_version: \"2026-11-21\"\njax:\n  - { from: \"0.4.14\", below: [\n",
+    )
+    .unwrap();
+    let r = Run::new().args(["matrix", "validate"]).arg_path(&f).run();
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.starts_with(&format!("{}:", f.display())) && r.stderr.contains(":4:"),
+        "{}",
+        r.stderr
+    );
+}
+
+/// `matrix show` prints what the matrix covers per framework, per CUDA version and per GPU
+/// architecture, one of them with --by, and all of it as JSON.
+#[test]
+fn show_prints_coverage_tables_and_json() {
+    let r = Run::new().args(["matrix", "show"]).run();
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let out = &r.stdout;
+    for head in [
+        "PyTorch:",
+        "TensorFlow:",
+        "JAX:",
+        "Per CUDA version",
+        "Per GPU architecture",
+    ] {
+        assert!(out.contains(head), "{head}:\n{out}");
+    }
+    // The RTX 5090's row: Blackwell 12.0, first CUDA 12.8 whose GA driver is 570.26.
+    let rtx = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("12.0 ") && l.contains("Blackwell"))
+        .unwrap();
+    assert!(rtx.contains("12.8 (570.26)"), "{rtx}");
+
+    let r = Run::new().args(["matrix", "show", "--by", "arch"]).run();
+    assert!(r.stdout.contains("Per GPU architecture") && !r.stdout.contains("PyTorch:"));
+
+    let v = Run::new().args(["matrix", "show", "--json"]).run().json();
+    let m = m();
+    assert_eq!(
+        v["frameworks"]["torch"].as_array().unwrap().len(),
+        m.pytorch.len()
+    );
+    assert_eq!(
+        v["frameworks"]["jax"].as_array().unwrap().len(),
+        m.jax.len()
+    );
+    let cudas: Vec<&str> = v["cuda"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["cuda"].as_str().unwrap())
+        .collect();
+    for t in &m.toolkits {
+        assert!(cudas.contains(&t.cuda.as_str()), "{}", t.cuda);
+    }
+    let k80 = v["architectures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["cc"] == "3.7")
+        .unwrap();
+    assert_eq!(k80["last_driver_branch"], 470);
+}
+
+/// How a user gets a newer matrix (docs/decisions.md): each release ships the bundle that
+/// scripts/matrix-bundle.sh makes, and `matrix update --from FILE --sha256 HEX` installs it;
+/// `matrix.stale` says exactly that.
+#[test]
+fn the_release_bundle_installs_from_a_file_with_its_sha256() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = tempfile::tempdir().unwrap();
+    let st = std::process::Command::new(root.join("scripts/matrix-bundle.sh"))
+        .arg("--out")
+        .arg(out.path())
+        .arg("--gpudoctor")
+        .arg(env!("CARGO_BIN_EXE_gpudoctor"))
+        .output()
+        .unwrap();
+    assert!(
+        st.status.success(),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    let bundle = out.path().join("gpudoctor-matrix.yaml");
+    let sums = std::fs::read_to_string(out.path().join("gpudoctor-matrix.yaml.sha256")).unwrap();
+    let hex = sums.split_whitespace().next().unwrap().to_string();
+    assert_eq!(hex, sha256(&std::fs::read(&bundle).unwrap()));
+    assert!(
+        sums.trim_end().ends_with("  gpudoctor-matrix.yaml"),
+        "{sums}"
+    );
+
+    let cache = tempfile::tempdir().unwrap();
+    // A wrong hash installs nothing.
+    let path = bundle.to_str().unwrap();
+    let r = update(cache.path(), &["--from", path, "--sha256", &"0".repeat(64)]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("the file's sha256"), "{}", r.stderr);
+    assert!(!cache.path().join("matrix.yaml").exists());
+    let r = update(cache.path(), &["--from", path, "--sha256", &hex]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = Run::new()
+        .env("GPUDOCTOR_CACHE_DIR", cache.path())
+        .args(["matrix", "show", "--json"])
+        .run()
+        .json();
+    let m = m();
+    assert_eq!(v["data_version"], m.data_version.as_str());
+    assert_eq!(
+        v["rows"]["pytorch variants"],
+        m.pytorch.iter().map(|r| r.variants.len()).sum::<usize>()
+    );
+    assert!(v["source"].as_str().unwrap().ends_with("matrix.yaml"));
+    // A missing file is an error that changes nothing.
+    let r = update(
+        cache.path(),
+        &["--from", "/nonexistent/gpudoctor-matrix.yaml"],
+    );
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("nothing was changed"), "{}", r.stderr);
+
+    // The stale finding's fix names the release asset and this command.
+    let v = Run::new()
+        .args([
+            "check",
+            "--no-probe",
+            "--format",
+            "json",
+            "--assume",
+            "torch=2.99.0+cu126",
+        ])
+        .run()
+        .json();
+    let f = common::finding(&v, "matrix.stale");
+    let cmds = f["fix"]["commands"].to_string();
+    assert!(
+        cmds.contains("matrix update --from gpudoctor-matrix.yaml --sha256"),
+        "{cmds}"
+    );
+    assert!(f["fix"]["text"]
+        .as_str()
+        .unwrap()
+        .contains("latest gpudoctor release"));
+}

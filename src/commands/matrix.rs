@@ -2,64 +2,32 @@
 
 use super::*;
 use crate::app::Output;
-use crate::cli::MatrixCommand;
+use crate::cli::{MatrixCommand, ShowBy};
 use crate::matrix::Matrix;
+use crate::matrix_show::View;
 use crate::report::ExitStatus;
 
 pub(crate) fn matrix_command(c: MatrixCommand) -> Output {
     match c {
-        MatrixCommand::Show { matrix, json } => {
+        MatrixCommand::Show { matrix, json, by } => {
             let m = match load_matrix(matrix.as_deref()) {
                 Ok(m) => m,
                 Err(e) => return Output::tool_error(e),
             };
-            let counts = m.counts();
             if json {
-                let v = serde_json::json!({
-                    "schema": crate::matrix::MATRIX_SCHEMA,
-                    "data_version": m.data_version,
-                    "source": m.source,
-                    "rows": counts.iter().map(|(k, n)| (k.to_string(), serde_json::json!(n))).collect::<serde_json::Map<_, _>>(),
-                });
-                return match serde_json::to_string_pretty(&v) {
+                return match serde_json::to_string_pretty(&crate::matrix_show::to_json(&m)) {
                     Ok(s) => Output::ok(s + "\n", ExitStatus::Healthy),
                     Err(e) => Output::tool_error(e.to_string()),
                 };
             }
-            let mut s = format!(
-                "gpudoctor compatibility matrix ({})\ndata version: {}\nfrom: {}\n\n",
-                crate::matrix::MATRIX_SCHEMA,
-                m.data_version,
-                m.source
-            );
-            for (k, n) in counts {
-                s.push_str(&format!("  {k:<22} {n:>4} rows\n"));
-            }
-            Output::ok(s, ExitStatus::Healthy)
+            let view = by.map(|b| match b {
+                ShowBy::Framework => View::Framework,
+                ShowBy::Cuda => View::Cuda,
+                ShowBy::Arch => View::Arch,
+            });
+            Output::ok(crate::matrix_show::render(&m, view), ExitStatus::Healthy)
         }
-        MatrixCommand::Validate { file } => match Matrix::from_path(&file) {
-            Ok(m) => {
-                let total: usize = m
-                    .counts()
-                    .iter()
-                    .filter(|(k, _)| *k != "pytorch variants")
-                    .map(|(_, n)| n)
-                    .sum();
-                Output::ok(
-                    format!(
-                        "{}: valid ({total} rows, data version {})\n",
-                        file.display(),
-                        m.data_version
-                    ),
-                    ExitStatus::Healthy,
-                )
-            }
-            Err(errs) => Output {
-                stdout: String::new(),
-                stderr: errs.iter().map(|e| format!("{e}\n")).collect(),
-                status: ExitStatus::ToolFailed,
-            },
-        },
+        MatrixCommand::Validate { file } => validate(&file),
         MatrixCommand::Path { matrix } => {
             let line = match matrix {
                 Some(p) => format!("{} (--matrix or GPUDOCTOR_MATRIX)", p.display()),
@@ -99,5 +67,73 @@ pub(crate) fn matrix_command(c: MatrixCommand) -> Output {
                 Err(e) => Output::tool_error(e),
             }
         }
+    }
+}
+
+/// `matrix validate`: a directory as a whole matrix; a single file against the built-in tables
+/// it does not hold (a file of `compat-matrix/` refers to CUDA versions, compute capabilities
+/// and drivers defined in the others).
+fn validate(file: &std::path::Path) -> Output {
+    let fail = |errs: Vec<crate::matrix::MatrixError>| Output {
+        stdout: String::new(),
+        stderr: errs.iter().map(|e| format!("{e}\n")).collect(),
+        status: ExitStatus::ToolFailed,
+    };
+    if file.is_dir() {
+        return match Matrix::from_path(file) {
+            Ok(m) => {
+                let total: usize = m
+                    .counts()
+                    .iter()
+                    .filter(|(k, _)| *k != "pytorch variants")
+                    .map(|(_, n)| n)
+                    .sum();
+                Output::ok(
+                    format!(
+                        "{}: valid ({total} rows, data version {})\n",
+                        file.display(),
+                        m.data_version
+                    ),
+                    ExitStatus::Healthy,
+                )
+            }
+            Err(errs) => fail(errs),
+        };
+    }
+    match Matrix::with_base(file, crate::matrix::EMBEDDED, "built-in ") {
+        Ok((m, own)) => {
+            let counts = m.counts();
+            let rows: Vec<String> = own
+                .iter()
+                .map(|t| {
+                    let n = counts.iter().find(|(k, _)| k == t).map_or(0, |(_, n)| *n);
+                    format!("{n} {t}")
+                })
+                .collect();
+            let rest: Vec<&str> = crate::matrix::TABLES
+                .iter()
+                .copied()
+                .filter(|t| !own.contains(t))
+                .collect();
+            let against = if rest.is_empty() {
+                String::new()
+            } else {
+                format!("; checked against the built-in {}", rest.join(", "))
+            };
+            let what = if rows.is_empty() {
+                "it names no table".to_string()
+            } else {
+                format!("rows: {}", rows.join(", "))
+            };
+            Output::ok(
+                format!(
+                    "{}: valid ({what}, data version {}{against})\n",
+                    file.display(),
+                    m.data_version
+                ),
+                ExitStatus::Healthy,
+            )
+        }
+        Err(errs) => fail(errs),
     }
 }

@@ -16,7 +16,7 @@ pub const RULE: Rule = Rule {
         summary: "A driver, CUDA or framework version is newer than the compatibility matrix knows",
         what: "Compares the PyTorch, TensorFlow and JAX releases, the CUDA runtimes and toolkits, and a driver whose CUDA version could not be read, with the newest entries of the matrix.",
         why: "The matrix cannot say whether a release it does not know works on this machine; reporting nothing would read as 'compatible'.",
-        fix: "Update the matrix (gpudoctor matrix update --from URL) or gpudoctor itself.",
+        fix: "Install the latest gpudoctor release (each release embeds the matrix of its day), or install only the newer matrix: download gpudoctor-matrix.yaml and gpudoctor-matrix.yaml.sha256 from the latest release, then gpudoctor matrix update --from gpudoctor-matrix.yaml --sha256 HEX.",
     },
     check,
 };
@@ -28,7 +28,13 @@ fn stale(doc: &RuleDoc, area: Area, what: String, newest: String) -> Finding {
             format!("{what} is newer than the compatibility matrix knows"),
             format!("The matrix knows up to {newest}, so gpudoctor cannot tell whether {what} works here."),
         )
-        .fix("Update the matrix, or gpudoctor:", &["gpudoctor matrix update --from https://<matrix URL>", "gpudoctor matrix show"])
+        .fix(
+            "Install the latest gpudoctor release (each release embeds the matrix of its day), or only its matrix: download gpudoctor-matrix.yaml and gpudoctor-matrix.yaml.sha256 from the latest release, then:",
+            &[
+                "gpudoctor matrix update --from gpudoctor-matrix.yaml --sha256 \"$(cut -d' ' -f1 gpudoctor-matrix.yaml.sha256)\"",
+                "gpudoctor matrix show",
+            ],
+        )
         .evidence(json!({"version": what, "newest_known": newest}));
     f.area = area;
     f
