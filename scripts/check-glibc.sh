@@ -53,7 +53,7 @@ for bin in "$@"; do
     status=1
     continue
   fi
-  echo "$bin: GLIBC_$top at most (limit $max); needs $(echo $needed)"
+  echo "$bin: GLIBC_$top at most (limit $max); needs $(echo "$needed" | tr '\n' ' ' | sed 's/ $//')"
   if newer "$top" "$max"; then
     echo "$bin: needs GLIBC_$top, newer than $max; these symbols:" >&2
     objdump -T "$bin" | awk -v m="$max" '{for (i = 1; i <= NF; i++) if ($i ~ /^\(?GLIBC_[0-9]/) print $i, $NF}' \

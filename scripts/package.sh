@@ -18,7 +18,7 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 
-bin= arch= docbin= out=dist
+bin="" arch="" docbin="" out=dist
 while [ $# -gt 0 ]; do
   case "$1" in
     --bin) bin=$2; shift 2 ;;
@@ -29,7 +29,10 @@ while [ $# -gt 0 ]; do
     *) echo "package.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
-[ -n "$bin" ] && [ -f "$bin" ] || { echo "package.sh: --bin BINARY is needed (got '${bin}')" >&2; exit 2; }
+if [ -z "$bin" ] || [ ! -f "$bin" ]; then
+  echo "package.sh: --bin BINARY is needed (got '${bin}')" >&2
+  exit 2
+fi
 case "$arch" in x86_64|aarch64) ;; *) echo "package.sh: --arch x86_64 or aarch64 (got '${arch}')" >&2; exit 2 ;; esac
 [ -n "$docbin" ] || docbin=$bin
 

@@ -20,7 +20,6 @@
 # files it writes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-ROOT=$PWD
 
 OUT=dist
 ARCHES=()

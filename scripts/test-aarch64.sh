@@ -5,8 +5,8 @@
 #
 #   scripts/test-aarch64.sh [BINARY]
 #
-# BINARY defaults to target/aarch64-unknown-linux-gnu/release/gpudoctor, built by
-# scripts/zigbuild.sh when missing. Installs Debian's qemu-user-static and the aarch64 C
+# Without BINARY it builds (or brings up to date) the release binary with scripts/zigbuild.sh
+# and tests that. Installs Debian's qemu-user-static and the aarch64 C
 # runtime (libc6-arm64-cross, libgcc-s1-arm64-cross) when missing, and registers QEMU for
 # aarch64 ELF files with binfmt_misc (gpudoctor starts itself as a helper for NVML and the
 # library probes: without binfmt_misc an emulated process cannot start another one). Exit 0
@@ -14,7 +14,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-BIN=${1:-target/aarch64-unknown-linux-gnu/release/gpudoctor}
+BIN=${1:-}
 SYSROOT=/usr/aarch64-linux-gnu
 
 # --- tools -------------------------------------------------------------------------------------
@@ -25,8 +25,11 @@ if ! command -v qemu-aarch64-static >/dev/null 2>&1 || [ ! -e "$SYSROOT/lib/ld-l
   apt-get install -y -qq --no-install-recommends $pkgs >/dev/null 2>&1 \
     || { apt-get update -qq && apt-get install -y -qq --no-install-recommends $pkgs >/dev/null; }
 fi
-if [ ! -f "$BIN" ]; then
+if [ -z "$BIN" ]; then
   BIN=$(scripts/zigbuild.sh aarch64 | tail -1)
+elif [ ! -f "$BIN" ]; then
+  echo "test-aarch64.sh: $BIN: no such file" >&2
+  exit 2
 fi
 # zig for the stand-ins (scripts/zigbuild.sh installed it, or does now).
 VENV=${GPUDOCTOR_RELEASE_VENV:-$ROOT/.venv-release}
@@ -96,7 +99,7 @@ is() { # NAME WHAT GOT WANT
 echo "== $BIN under $(qemu-aarch64-static --version | head -1)"
 aarch64_elf() { readelf -h "$1" 2>/dev/null | grep -q 'Machine: *AArch64'; }
 if aarch64_elf "$BIN"; then pass "an aarch64 ELF"; else fail "not an aarch64 ELF"; fi
-scripts/check-glibc.sh --max 2.17 "$BIN" >/dev/null && pass "needs GLIBC_2.17 at most" || fail "check-glibc"
+if scripts/check-glibc.sh --max 2.17 "$BIN" >/dev/null; then pass "needs GLIBC_2.17 at most"; else fail "check-glibc"; fi
 
 t0=$(date +%s)
 run version 0 -- --version && has version out "target: aarch64-unknown-linux-gnu"
