@@ -61,7 +61,7 @@ DOCBIN=${BIN[$host]:-}
 if [ -z "$DOCBIN" ]; then
   echo "release.sh: building $host too, to generate the man pages and completions" >&2
   cargo build --release --locked
-  DOCBIN=target/release/gpudoctor
+  DOCBIN=${CARGO_TARGET_DIR:-target}/release/gpudoctor
 fi
 
 # --- package: tarballs, install.sh and SHA256SUMS (scripts/package.sh) --------------------------

@@ -42,7 +42,7 @@ start=$(date +%s)
 cargo zigbuild --profile "$profile" --locked --target "$t.$GLIBC" >&2
 dir=$profile
 [ "$profile" = dev ] && dir=debug
-bin="target/$t/$dir/gpudoctor"
+bin="${CARGO_TARGET_DIR:-target}/$t/$dir/gpudoctor"
 echo "   built $t ($profile) in $(( $(date +%s) - start )) s" >&2
 scripts/check-glibc.sh --max "$GLIBC" "$bin" >&2
 echo "$bin"
