@@ -41,12 +41,14 @@ for bin in "$@"; do
     status=1
     continue
   fi
-  if ! objdump -p "$bin" | grep -q 'NEEDED'; then
+  # (Not `objdump | grep -q` under pipefail: grep's early exit can kill objdump with SIGPIPE.)
+  dynamic=$(objdump -p "$bin")
+  if ! grep -q 'NEEDED' <<<"$dynamic"; then
     echo "$bin: statically linked: gpudoctor must be linked dynamically to glibc (it dlopens libnvidia-ml and libcuda)" >&2
     status=1
     continue
   fi
-  needed=$(objdump -p "$bin" | awk '$1 == "NEEDED" {print $2}' | sort -u)
+  needed=$(awk '$1 == "NEEDED" {print $2}' <<<"$dynamic" | sort -u)
   top=$(objdump -T "$bin" | grep -o 'GLIBC_[0-9][0-9.]*' | sed 's/^GLIBC_//' | sort -uV | tail -1)
   if [ -z "$top" ]; then
     echo "$bin: no GLIBC symbol versions (not a glibc binary?)" >&2

@@ -97,7 +97,7 @@ is() { # NAME WHAT GOT WANT
 }
 
 echo "== $BIN under $(qemu-aarch64-static --version | head -1)"
-aarch64_elf() { readelf -h "$1" 2>/dev/null | grep -q 'Machine: *AArch64'; }
+aarch64_elf() { local h; h=$(readelf -h "$1" 2>/dev/null) && grep -q 'Machine: *AArch64' <<<"$h"; }
 if aarch64_elf "$BIN"; then pass "an aarch64 ELF"; else fail "not an aarch64 ELF"; fi
 if scripts/check-glibc.sh --max 2.17 "$BIN" >/dev/null; then pass "needs GLIBC_2.17 at most"; else fail "check-glibc"; fi
 

@@ -19,7 +19,7 @@ case "$arch" in x86_64|aarch64) ;; *) echo "zigbuild.sh: ARCH is x86_64 or aarch
 case "$profile" in release|dev) ;; *) echo "zigbuild.sh: --profile release or dev" >&2; exit 2 ;; esac
 t="$arch-unknown-linux-gnu"
 
-if command -v rustup >/dev/null 2>&1 && ! rustup target list --installed | grep -qx "$t"; then
+if command -v rustup >/dev/null 2>&1 && ! grep -qx "$t" <<<"$(rustup target list --installed)"; then
   rustup target add "$t" >&2
 fi
 VENV=${GPUDOCTOR_RELEASE_VENV:-$ROOT/.venv-release}
