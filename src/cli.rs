@@ -8,6 +8,7 @@ use std::path::PathBuf;
 #[command(
     name = "gpudoctor",
     version,
+    long_version = crate::build_info::LONG_VERSION,
     about = "A doctor for NVIDIA GPU machines: driver, CUDA, cuDNN, frameworks and GPUs, with causes and fixes",
     long_about = None,
     after_help = "Exit codes: 0 healthy, 1 the host is unfit (a finding at or above --fail-on, including no NVIDIA driver), 2 gpudoctor itself failed (bad arguments, unreadable matrix or snapshot)."

@@ -6,6 +6,7 @@
 
 pub mod app;
 pub mod assume;
+pub mod build_info;
 pub mod cli;
 mod commands;
 pub mod compat;

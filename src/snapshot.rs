@@ -231,6 +231,25 @@ pub struct Host {
     pub container_markers: Vec<String>,
     #[serde(default)]
     pub wsl: bool,
+    /// An NVIDIA Jetson/Tegra board (integrated GPU, driver from Jetson Linux), when detected.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tegra: Option<Tegra>,
+}
+
+/// What marks a Jetson/Tegra board, and what it says about itself (`probe::tegra`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Tegra {
+    /// The Jetson Linux (L4T) release from /etc/nv_tegra_release ("R36.4.3").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub l4t: Option<String>,
+    /// The SoC from the device tree ("tegra234").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub soc: Option<String>,
+    /// The board from the device tree ("NVIDIA Jetson AGX Orin Developer Kit").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The files that gave it away.
+    pub markers: Vec<String>,
 }
 
 // ---------------------------------------------------------------------------------------------

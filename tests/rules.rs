@@ -745,3 +745,47 @@ fn a_context_timeout_without_persistence_names_it() {
     assert_eq!(f["evidence"]["persistence_mode_off"], json!([0, 1]));
     assert!(f["evidence"]["error"].is_object(), "{f:#}");
 }
+
+/// A Jetson (the recorded no-driver machine with the Tegra markers of a Jetson AGX Orin): no
+/// nvidia module and no NVML by design, so no "No NVIDIA driver found" with a discrete-GPU fix.
+/// Without libcuda.so.1 it is still unfit (an error naming Jetson's own fix); with it, an info.
+#[test]
+fn a_jetson_is_said_to_be_one_instead_of_driverless() {
+    let mut s = base("debian12-docker-nodriver.json");
+    set(
+        &mut s,
+        "/host/value/tegra",
+        json!({"l4t": "R35.4.1", "soc": "tegra234", "model": "NVIDIA Jetson AGX Orin Developer Kit",
+               "markers": ["/etc/nv_tegra_release", "/proc/device-tree/compatible: nvidia,tegra234"]}),
+    );
+    let r = check(&s, &[]);
+    assert_eq!(r.code, 1);
+    assert_eq!(r.rules(), vec!["container.no-gpu", "host.tegra"]);
+    let v = r.json();
+    let f = finding(&v, "host.tegra");
+    assert_eq!(f["severity"], "error");
+    assert_eq!(f["category"], "driver_missing");
+    assert_eq!(
+        f["title"],
+        "NVIDIA Jetson/Tegra board (NVIDIA Jetson AGX Orin Developer Kit, tegra234, Jetson Linux R35.4.1) without its CUDA driver (libcuda.so.1)"
+    );
+    assert!(f["detail"].as_str().unwrap().contains("no NVML"), "{f:#}");
+
+    // Jetson Linux's libcuda loads: an info, nothing fails.
+    set(
+        &mut s,
+        "/driver/libcuda",
+        json!({"status": "found", "value": {"path": "/usr/lib/aarch64-linux-gnu/nvidia/libcuda.so.1", "cuda_driver_version": 11040}}),
+    );
+    set(&mut s, "/host/value/container", Value::Null);
+    let r = check(&s, &[]);
+    let v = r.json();
+    assert_eq!(r.rules(), vec!["host.tegra"], "{:#}", v["findings"]);
+    assert_eq!(r.code, 0);
+    let f = finding(&v, "host.tegra");
+    assert_eq!(f["severity"], "info");
+    assert_eq!(
+        f["title"],
+        "NVIDIA Jetson/Tegra board (NVIDIA Jetson AGX Orin Developer Kit, tegra234, Jetson Linux R35.4.1): integrated GPU"
+    );
+}

@@ -1,4 +1,4 @@
-//! The host: operating system, kernel, distribution, container and WSL markers.
+//! The host: operating system, kernel, distribution, container and WSL markers, Jetson/Tegra.
 
 use std::fs;
 use std::path::Path;
@@ -37,6 +37,7 @@ pub fn probe(root: &Path, env: &dyn Fn(&str) -> Option<String>) -> Host {
         container,
         container_markers: markers,
         wsl,
+        tegra: super::tegra::probe(root),
     }
 }
 

@@ -16,6 +16,7 @@ pub mod nvml_health;
 pub mod nvml_watch;
 pub mod python;
 pub mod sacrificial;
+pub mod tegra;
 pub mod trace;
 
 use std::path::PathBuf;

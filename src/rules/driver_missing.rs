@@ -28,6 +28,10 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
     if unprobed(&d.kernel_module) && unprobed(&d.nvml) && !s.is_assumed("driver") {
         return Vec::new();
     }
+    if s.host.get().is_some_and(|h| h.tegra.is_some()) {
+        // A Jetson has no nvidia module and no PCI GPU by design: host.tegra reports it.
+        return Vec::new();
+    }
     let pci = d.pci_devices.get().cloned().unwrap_or_default();
     let gpus_on_bus: Vec<_> = pci.iter().filter(|p| p.is_gpu()).collect();
     let nouveau_bound: Vec<_> = gpus_on_bus

@@ -27,6 +27,7 @@ mod health_memory;
 mod health_nvlink;
 mod health_pcie;
 mod health_throttle;
+mod host_tegra;
 mod kernel_log_unreadable;
 mod library_path_conflict;
 mod matrix_stale;
@@ -177,6 +178,7 @@ impl Finding {
 pub fn all() -> Vec<Rule> {
     vec![
         driver_missing::RULE,
+        host_tegra::RULE,
         driver_library_mismatch::RULE,
         driver_module_flavor::RULE,
         device_permissions::RULE,

@@ -1,0 +1,82 @@
+//! Build facts for `gpudoctor --version`: the git commit, the target triple and the embedded
+//! compatibility matrix's data version, as compile-time environment variables
+//! (`GPUDOCTOR_GIT_COMMIT`, `GPUDOCTOR_TARGET`, `GPUDOCTOR_MATRIX_VERSION`).
+//!
+//! Outside a git checkout (a source tarball, `cargo install` from crates.io) the commit is
+//! "unknown", unless `GPUDOCTOR_GIT_COMMIT` is set in the build's environment. Nothing here
+//! fails the build.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn main() {
+    let dir = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_default());
+    println!("cargo:rerun-if-env-changed=GPUDOCTOR_GIT_COMMIT");
+    let commit = match std::env::var("GPUDOCTOR_GIT_COMMIT") {
+        Ok(c) if !c.trim().is_empty() => c.trim().to_string(),
+        _ => git_commit(&dir).unwrap_or_else(|| "unknown".to_string()),
+    };
+    println!("cargo:rustc-env=GPUDOCTOR_GIT_COMMIT={commit}");
+    let target = std::env::var("TARGET").unwrap_or_else(|_| "unknown".to_string());
+    println!("cargo:rustc-env=GPUDOCTOR_TARGET={target}");
+    let matrix = dir.join("compat-matrix");
+    println!("cargo:rerun-if-changed={}", matrix.display());
+    let version = matrix_version(&matrix).unwrap_or_else(|| "unknown".to_string());
+    println!("cargo:rustc-env=GPUDOCTOR_MATRIX_VERSION={version}");
+}
+
+/// `git rev-parse --short=12 HEAD`; None when git is missing or this is not a checkout. Rebuilds
+/// when HEAD or the branch it names moves. (No "-dirty": this script does not rerun when a source
+/// file changes, so it could not keep that mark true; `scripts/release.sh` sets
+/// `GPUDOCTOR_GIT_COMMIT` itself and marks a release built from a modified tree.)
+fn git_commit(dir: &Path) -> Option<String> {
+    let git = |args: &[&str]| -> Option<String> {
+        let o = Command::new("git")
+            .arg("-C")
+            .arg(dir)
+            .args(args)
+            .output()
+            .ok()?;
+        if !o.status.success() {
+            return None;
+        }
+        Some(String::from_utf8_lossy(&o.stdout).trim().to_string())
+    };
+    let commit = git(&["rev-parse", "--short=12", "HEAD"])?;
+    // The files whose change means a new commit: HEAD itself, the branch it points to, and
+    // packed-refs (where a branch lives after `git gc`).
+    let mut watch = vec!["HEAD".to_string(), "packed-refs".to_string()];
+    if let Some(r) = git(&["symbolic-ref", "-q", "HEAD"]) {
+        watch.push(r);
+    }
+    for w in watch {
+        if let Some(p) = git(&["rev-parse", "--path-format=absolute", "--git-path", &w]) {
+            println!("cargo:rerun-if-changed={p}");
+        }
+    }
+    Some(commit)
+}
+
+/// The newest `data_version: "YYYY-MM-DD"` of the matrix files: what `Matrix::embedded()`
+/// computes at run time (a unit test holds the two equal).
+fn matrix_version(dir: &Path) -> Option<String> {
+    let mut newest: Option<String> = None;
+    for e in std::fs::read_dir(dir).ok()?.flatten() {
+        let p = e.path();
+        if p.extension().and_then(|x| x.to_str()) != Some("yaml") {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(&p) else {
+            continue;
+        };
+        for line in text.lines() {
+            if let Some(v) = line.strip_prefix("data_version:") {
+                let v = v.trim().trim_matches('"').trim_matches('\'').to_string();
+                if newest.as_ref().is_none_or(|n| v > *n) {
+                    newest = Some(v);
+                }
+            }
+        }
+    }
+    newest
+}
