@@ -42,7 +42,8 @@ EPOCH=${SOURCE_DATE_EPOCH:-$(git -C "$ROOT" log -1 --format=%ct 2>/dev/null || d
 # The man pages: `gpudoctor man` prints the page of the whole command. (The one place to change
 # when `gpudoctor man` can write one page per subcommand into a directory.)
 write_man_pages() {
-  "$docbin" man >"$1/gpudoctor.1"
+  # gpudoctor.1 and one gpudoctor-<subcommand>.1 for each subcommand.
+  "$docbin" man --dir "$1"
 }
 
 write_completions() {
@@ -84,7 +85,10 @@ mv "$out/install.sh.tmp" "$out/install.sh"
 # SHA256SUMS: every tarball of this version in OUT (the other architecture's too), install.sh.
 (
   cd "$out"
-  sha256sum gpudoctor-"$VERSION"-*-linux-gnu.tar.gz install.sh >SHA256SUMS.tmp
+  extra=()
+  # The matrix asset (scripts/matrix-bundle.sh), when release.sh made one.
+  if [ -f gpudoctor-matrix.yaml ]; then extra=(gpudoctor-matrix.yaml); fi
+  sha256sum gpudoctor-"$VERSION"-*-linux-gnu.tar.gz install.sh "${extra[@]}" >SHA256SUMS.tmp
   mv SHA256SUMS.tmp SHA256SUMS
 )
 echo "$out/$name.tar.gz"

@@ -10,7 +10,8 @@
 #   gpudoctor-VERSION-ARCH-linux-gnu.tar.gz   bin/gpudoctor, share/man/man1/*.1, shell
 #                                             completions under share/, README.md, licence files
 #   install.sh                                scripts/install.sh (verifies and installs a tarball)
-#   SHA256SUMS                                of the tarballs and install.sh
+#   gpudoctor-matrix.yaml (+ .sha256)         the matrix asset for `gpudoctor matrix update`
+#   SHA256SUMS                                of the tarballs, install.sh and the matrix asset
 #
 # The builds use cargo-zigbuild with zig from PyPI's `ziglang` as linker and C compiler (for the
 # C code of aws-lc-sys, under reqwest's rustls): zig ships the glibc 2.17 symbol lists, so no
@@ -65,8 +66,11 @@ if [ -z "$DOCBIN" ]; then
 fi
 
 # --- package: tarballs, install.sh and SHA256SUMS (scripts/package.sh) --------------------------
+# The matrix asset that `gpudoctor matrix update` installs (docs/decisions.md), first, so that
+# SHA256SUMS lists it too.
+scripts/matrix-bundle.sh --out "$OUT" --gpudoctor "$DOCBIN" >/dev/null
 for a in "${ARCHES[@]}"; do
   scripts/package.sh --bin "${BIN[$a]}" --arch "$a" --docbin "$DOCBIN" --out "$OUT" >/dev/null
 done
 echo "== $OUT"
-(cd "$OUT" && ls -l gpudoctor-"$VERSION"-*-linux-gnu.tar.gz install.sh SHA256SUMS && cat SHA256SUMS)
+(cd "$OUT" && ls -l gpudoctor-"$VERSION"-*-linux-gnu.tar.gz install.sh gpudoctor-matrix.yaml* SHA256SUMS && cat SHA256SUMS)

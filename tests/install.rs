@@ -88,6 +88,7 @@ fn the_tarball_holds_the_binary_man_page_completions_and_readme() {
     for f in [
         "bin/gpudoctor",
         "share/man/man1/gpudoctor.1",
+        "share/man/man1/gpudoctor-check.1",
         "share/bash-completion/completions/gpudoctor",
         "share/zsh/site-functions/_gpudoctor",
         "share/fish/vendor_completions.d/gpudoctor.fish",
