@@ -124,6 +124,11 @@ const SIGNALS: &[(u32, &str, &str, &[&str])] = &[
     (15, "SIGTERM", "asked to terminate", &["the scheduler ended the job (Slurm time limit, Kubernetes eviction or preemption)", "a shutdown"]),
 ];
 
+/// A signal's name ("SIGKILL"), when gpudoctor knows it.
+pub fn signal_name(sig: u32) -> Option<&'static str> {
+    SIGNALS.iter().find(|(n, ..)| *n == sig).map(|x| x.1)
+}
+
 fn signal_match(sig: u32, as_exit: Option<i64>, conf: &'static str) -> Option<Match> {
     let (_, name, meaning, causes) = SIGNALS.iter().find(|(n, ..)| *n == sig)?;
     let (kind, code, what) = match as_exit {
