@@ -3,17 +3,20 @@
 # with the output going to a file (as a job's log does); and the sampler's own CPU time on an
 # idle command (what `run` costs a long training job).
 #
-#   scripts/bench-run.sh [RUNS] [GIB]      # default: 5 runs each, 1 GiB
+#   scripts/bench-run.sh [RUNS] [GIB]      # default: 3 runs each, 1 GiB
 #
 # Commands: `cat` of a 1 GiB file in the page cache (the fastest writer there is: the worst
-# case for a relay), and a Python loop printing training-log lines (an ordinary chatty job).
-# Prints the median, min and max wall time of each and the ratio run / bare; then the sampler's
+# case for a relay), and a Python loop printing training-log lines (an ordinary chatty job);
+# each with its output to a file (a batch job's log: gpudoctor hands the file to the command and
+# reads the tail back at the end) and through a pipe (`| cat > file`, as under srun or a
+# container runtime: gpudoctor relays every byte). Prints the median, min and max wall time of
+# each and the ratio run / bare; then the sampler's
 # CPU seconds per wall second over `sleep` (read from the run's own JSON report, where the
 # sampler measures its thread's CPU time) and gpudoctor's whole CPU time (getrusage of the
 # process, all threads). Asserts nothing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-RUNS=${1:-5}
+RUNS=${1:-3}
 GIB=${2:-1}
 BIN=${GPUDOCTOR_BIN:-target/release/gpudoctor}
 [ -x "$BIN" ] || cargo build --release --quiet
@@ -34,35 +37,33 @@ while n < $bytes:
 PYEOF
 
 median() { sort -n | awk '{a[NR]=$1} END {m=(NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2; printf "%.3f %.3f %.3f\n", m, a[1], a[NR]}'; }
-time_runs() { # command...
-  local t=()
-  for _ in $(seq "$RUNS"); do
-    local s e
-    rm -f "$work/out"
-    s=$(date +%s.%N); "$@" >"$work/out" 2>"$work/err"; e=$(date +%s.%N)
-    t+=("$(awk -v a="$s" -v b="$e" 'BEGIN{print b-a}')")
-  done
-  printf '%s\n' "${t[@]}" | median
+once() { # sink, command...: wall seconds of one run, output to a file directly or through a pipe
+  local sink=$1; shift
+  local s e
+  rm -f "$work/out"
+  s=$(date +%s.%N)
+  if [ "$sink" = file ]; then "$@" >"$work/out" 2>"$work/err"; else "$@" 2>"$work/err" | cat >"$work/out"; fi
+  e=$(date +%s.%N)
+  awk -v a="$s" -v b="$e" 'BEGIN{print b-a}'
 }
 
-echo "machine: $(nproc) cores, $(uname -r); output to a file in $(df --output=fstype "$work" | tail -1)"
+echo "machine: $(nproc) cores, $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg); files on $(df --output=fstype "$work" | tail -1)"
 for name in cat python; do
   case $name in
     cat) cmd=(cat "$work/data") ;;
     python) cmd=(python3 "$work/chatty.py") ;;
   esac
-  # Alternate bare and run so that drift hits both.
-  bare=(); wrapped=()
-  for _ in $(seq "$RUNS"); do
-    bare+=("$(RUNS=1 time_runs "${cmd[@]}" | cut -d' ' -f1)")
-    wrapped+=("$(RUNS=1 time_runs "$BIN" run --quiet -- "${cmd[@]}" | cut -d' ' -f1)")
+  for sink in file pipe; do
+    # Alternate bare and run so that drift hits both.
+    bare=(); wrapped=()
+    for _ in $(seq "$RUNS"); do
+      bare+=("$(once $sink "${cmd[@]}")")
+      wrapped+=("$(once $sink "$BIN" run --quiet -- "${cmd[@]}")")
+    done
+    b=$(printf '%s\n' "${bare[@]}" | median)
+    r=$(printf '%s\n' "${wrapped[@]}" | median)
+    awk -v b="$b" -v r="$r" -v n="$name" -v s="$sink" 'BEGIN{split(b,x," "); split(r,y," "); printf "%-6s to a %-4s  bare %s s (min %s, max %s)  run %s s (min %s, max %s)  run / bare = %.3f\n", n, s, x[1], x[2], x[3], y[1], y[2], y[3], y[1]/x[1]}'
   done
-  cmp -s <("${cmd[@]}" | head -c 1048576) <(head -c 1048576 "$work/out") || echo "warning: output differs"
-  b=$(printf '%s\n' "${bare[@]}" | median)
-  r=$(printf '%s\n' "${wrapped[@]}" | median)
-  echo "$name: bare median/min/max s: $b"
-  echo "$name: run  median/min/max s: $r"
-  awk -v b="${b%% *}" -v r="${r%% *}" -v n="$name" 'BEGIN{printf "%s: run / bare = %.3f\n", n, r/b}'
 done
 
 # The sampler's cost on an idle command (no GPU here unless the machine has one; with

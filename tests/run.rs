@@ -656,3 +656,39 @@ fn the_nvml_watch_through_the_stand_in() {
     let notes = v["notes"].to_string();
     assert!(notes.contains("NVML"), "{notes}");
 }
+
+/// Output to a regular file (`> log 2>&1`, a batch job's log) goes there directly, with nothing
+/// relayed; the tail is read back from the file, so the verdict still reads the traceback.
+#[test]
+fn a_log_file_is_written_directly_and_read_back() {
+    let d = tempfile::tempdir().unwrap();
+    let log = d.path().join("job.log");
+    std::fs::write(&log, "an earlier job's line\n").unwrap();
+    let rep = d.path().join("r.json");
+    let out = Command::new("sh")
+        .args([
+            "-c",
+            "exec \"$BIN\" run --format json --report \"$REP\" -- \"$PY\" -c 'import sys; print(\"step 1\", flush=True); sys.exit(\"RuntimeError: CUDA error: an illegal memory access was encountered\")' >>\"$LOG\" 2>&1",
+        ])
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("BIN", env!("CARGO_BIN_EXE_gpudoctor"))
+        .env("PY", PY)
+        .env("REP", &rep)
+        .env("LOG", &log)
+        .env("GPUDOCTOR_RUN_KMSG", empty_kmsg(d.path()))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let text = std::fs::read_to_string(&log).unwrap();
+    let written = "step 1\nRuntimeError: CUDA error: an illegal memory access was encountered\n";
+    assert!(
+        text.starts_with(&format!("an earlier job's line\n{written}")),
+        "{text}"
+    );
+    let v = report(&rep);
+    assert_eq!(v["output"]["bytes"], written.len() as u64, "{v:#}");
+    assert_eq!(v["output"]["tail_bytes"], written.len() as u64);
+    assert_eq!(v["causes"][0]["category"], "application_error", "{v:#}");
+    assert!(evidence(&v["causes"][0]).contains("illegal memory access"));
+}

@@ -38,6 +38,9 @@ impl Ended {
 /// A started command.
 pub struct Running {
     pub pid: u32,
+    /// Outputs that are regular files, read back at the end.
+    files: Vec<FileWatch>,
+    tail: Arc<Mutex<Tail>>,
     relays: Vec<JoinHandle<()>>,
     /// Set once the child is waited for but not yet reaped: from then on its pid must not be
     /// signalled (it could be reused after reaping).
@@ -55,6 +58,54 @@ pub struct Running {
 pub struct SpawnError {
     pub message: String,
     pub status: i32,
+}
+
+/// An output that is a regular file: the command writes to it directly, and what it wrote is
+/// read back from where the file ended when the command started.
+struct FileWatch {
+    read: File,
+    dev_ino: (u64, u64),
+    start: u64,
+}
+
+impl FileWatch {
+    /// When `f` is a regular file that can be opened again for reading (and is not one already
+    /// watched: `> log 2>&1` is one file).
+    fn of(f: &File, already: &[FileWatch]) -> Option<FileWatch> {
+        use std::os::unix::fs::MetadataExt;
+        let m = f.metadata().ok()?;
+        if !m.file_type().is_file() {
+            return None;
+        }
+        let dev_ino = (m.dev(), m.ino());
+        if already.iter().any(|w| w.dev_ino == dev_ino) {
+            // Same file: read back once; the descriptor still goes to the command.
+            return Some(FileWatch {
+                read: File::open("/dev/null").ok()?,
+                dev_ino: (u64::MAX, u64::MAX),
+                start: 0,
+            });
+        }
+        let read = File::open(format!("/proc/self/fd/{}", f.as_raw_fd())).ok()?;
+        Some(FileWatch {
+            read,
+            dev_ino,
+            start: m.len(),
+        })
+    }
+
+    /// The last `cap` bytes written since the start, and how many were written.
+    fn read_back(&mut self, cap: u64) -> (Vec<u8>, u64) {
+        use std::io::{Seek, SeekFrom};
+        let end = self.read.metadata().map(|m| m.len()).unwrap_or(0);
+        let written = end.saturating_sub(self.start);
+        let from = self.start.max(end.saturating_sub(cap));
+        let mut buf = Vec::new();
+        if self.read.seek(SeekFrom::Start(from)).is_ok() {
+            let _ = (&self.read).take(end - from).read_to_end(&mut buf);
+        }
+        (buf, written)
+    }
 }
 
 /// One output of the child: where gpudoctor reads it and where it goes.
@@ -151,6 +202,7 @@ pub fn spawn(
     let (out_tty, err_tty) = (is_tty(&out), is_tty(&err));
     let shared_tty = out_tty && err_tty && rdev(&out).is_some() && rdev(&out) == rdev(&err);
     let mut ptys = Vec::new();
+    let mut watched: Vec<FileWatch> = Vec::new();
     if shared_tty {
         let (m, s) = pty(&out).map_err(fail)?;
         let s2 = s.try_clone().map_err(fail)?;
@@ -160,6 +212,17 @@ pub fn spawn(
         streams.push(Stream { from: m, to: out });
     } else {
         for (to, tty, is_out) in [(out, out_tty, true), (err, err_tty, false)] {
+            // Output to a regular file (a job's log) goes there directly: nothing to relay, no
+            // cost; the tail is read back from the file at the end.
+            if let Some(w) = FileWatch::of(&to, &watched) {
+                if is_out {
+                    cmd.stdout(Stdio::from(to));
+                } else {
+                    cmd.stderr(Stdio::from(to));
+                }
+                watched.push(w);
+                continue;
+            }
             let (r, w) = if tty { pty(&to) } else { pipe() }.map_err(fail)?;
             if is_out {
                 cmd.stdout(Stdio::from(w));
@@ -222,6 +285,8 @@ pub fn spawn(
     };
     Ok(Running {
         pid,
+        files: watched,
+        tail,
         relays,
         gone,
         ptys,
@@ -362,6 +427,12 @@ impl Running {
             }
         }
         self.ptys.clear();
+        if let Ok(mut t) = self.tail.lock() {
+            for w in &mut self.files {
+                let (bytes, written) = w.read_back(t.capacity() as u64);
+                t.push_counted(&bytes, written);
+            }
+        }
         if let Some(f) = self.forwarder.take() {
             let _ = f.join();
         }

@@ -58,6 +58,17 @@ impl Tail {
         self.start = (self.start + data.len()) % self.cap;
     }
 
+    /// Appends `data`, the end of `total` bytes that passed elsewhere (an output read back
+    /// from its file).
+    pub fn push_counted(&mut self, data: &[u8], total: u64) {
+        self.push(data);
+        self.total += total.saturating_sub(data.len() as u64);
+    }
+
+    pub fn capacity(&self) -> usize {
+        self.cap
+    }
+
     /// The kept bytes, oldest first.
     pub fn bytes(&self) -> Vec<u8> {
         let (old, new) = self.buf.split_at(self.start.min(self.buf.len()));
