@@ -3,7 +3,7 @@
 # with the output going to a file (as a job's log does); and the sampler's own CPU time on an
 # idle command (what `run` costs a long training job).
 #
-#   scripts/bench-run.sh [RUNS] [GIB]      # default: 3 runs each, 1 GiB
+#   scripts/bench-run.sh [RUNS] [GIB]      # default: 3 runs each, 1 GiB; CMDS="cat" for one command
 #
 # Commands: `cat` of a 1 GiB file in the page cache (the fastest writer there is: the worst
 # case for a relay), and a Python loop printing training-log lines (an ordinary chatty job);
@@ -48,7 +48,7 @@ once() { # sink, command...: wall seconds of one run, output to a file directly 
 }
 
 echo "machine: $(nproc) cores, $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg); files on $(df --output=fstype "$work" | tail -1)"
-for name in cat python; do
+for name in ${CMDS:-cat python}; do
   case $name in
     cat) cmd=(cat "$work/data") ;;
     python) cmd=(python3 "$work/chatty.py") ;;
