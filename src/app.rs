@@ -49,6 +49,7 @@ pub fn run(cli: Cli) -> Output {
         Command::Completions { shell } => c::completions(shell),
         Command::Man(a) => c::man_page(a),
         Command::Recommend(a) => c::recommend(a),
+        Command::Run(a) => c::run(a),
         Command::Matrix(m) => c::matrix_command(m),
         Command::ProbeLib { kind, target } => c::probe_lib(&kind, &target),
         Command::ProbeNvml { deep } => c::probe_nvml(deep),

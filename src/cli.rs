@@ -33,6 +33,9 @@ pub enum Command {
     Stress(StressArgs),
     /// The newest build of each framework that works with this driver and these GPUs.
     Recommend(RecommendArgs),
+    /// Run a command (a training script, a job step) unchanged while watching the GPUs, host
+    /// memory and kernel log; when it fails, explain why with evidence. Exits with its status.
+    Run(RunArgs),
     /// The compatibility matrix: show, validate, path, update.
     #[command(subcommand)]
     Matrix(MatrixCommand),
@@ -353,4 +356,49 @@ pub struct StressArgs {
     pub inject_faults: u32,
     #[command(flatten)]
     pub policy: PolicyArgs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RunFormat {
+    Human,
+    Json,
+    Markdown,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Write the report to FILE (a new file) instead of standard error.
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
+    /// Report format.
+    #[arg(long, value_enum, default_value_t = RunFormat::Human)]
+    pub format: RunFormat,
+    /// Save report.json, the output's tail, the timeline (JSON Lines) and the snapshot in DIR,
+    /// for a bug report (DIR is created; existing files are never replaced).
+    #[arg(long, value_name = "DIR")]
+    pub save: Option<PathBuf>,
+    /// Say nothing when the command ends well.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Seconds between samples.
+    #[arg(
+        long,
+        value_name = "SECS",
+        default_value_t = 1.0,
+        hide = true,
+        env = "GPUDOCTOR_RUN_INTERVAL"
+    )]
+    pub interval: f64,
+    /// Where to follow the kernel log (tests give a plain file).
+    #[arg(
+        long,
+        value_name = "FILE",
+        default_value = "/dev/kmsg",
+        hide = true,
+        env = "GPUDOCTOR_RUN_KMSG"
+    )]
+    pub kmsg: PathBuf,
+    /// The command and its arguments (after `--`).
+    #[arg(value_name = "COMMAND", required = true, trailing_var_arg = true, allow_hyphen_values = true, num_args = 1..)]
+    pub command: Vec<std::ffi::OsString>,
 }

@@ -46,3 +46,85 @@ pub fn received() -> Option<i32> {
         s => Some(s),
     }
 }
+
+/// Signals `gpudoctor run` passes on to its command, as a bit set by number.
+static FORWARD: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+/// Every signal of [`FORWARDED`] received, sent by a person or a program or by the terminal.
+static SEEN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+/// SIGWINCH arrived (the terminal was resized).
+static RESIZED: AtomicBool = AtomicBool::new(false);
+
+/// The signals `gpudoctor run` passes on: interrupt, terminate, hang-up, quit, and the two user
+/// signals batch schedulers send before a time limit (Slurm's `--signal`).
+#[cfg(target_os = "linux")]
+pub const FORWARDED: [i32; 6] = [
+    libc::SIGINT,
+    libc::SIGTERM,
+    libc::SIGHUP,
+    libc::SIGQUIT,
+    libc::SIGUSR1,
+    libc::SIGUSR2,
+];
+
+#[cfg(target_os = "linux")]
+extern "C" fn on_forwarded(sig: libc::c_int, info: *mut libc::siginfo_t, _ctx: *mut libc::c_void) {
+    // Only atomic operations: async-signal-safe.
+    if !(1..64).contains(&sig) {
+        return;
+    }
+    let bit = 1u64 << sig;
+    if sig == libc::SIGWINCH {
+        RESIZED.store(true, Ordering::SeqCst);
+        return;
+    }
+    SEEN.fetch_or(bit, Ordering::SeqCst);
+    // SAFETY: the kernel passes a valid siginfo to an SA_SIGINFO handler.
+    let code = if info.is_null() {
+        0
+    } else {
+        unsafe { (*info).si_code }
+    };
+    // A signal the terminal generated (Ctrl-C, Ctrl-\, hang-up) comes from the kernel and went to
+    // the whole foreground process group, the command included: passing it on would deliver it
+    // twice. One sent with kill(2) came to gpudoctor alone.
+    if code != libc::SI_KERNEL {
+        FORWARD.fetch_or(bit, Ordering::SeqCst);
+    }
+}
+
+/// Installs the handlers of `gpudoctor run` (the signals of [`FORWARDED`], and SIGWINCH).
+/// The command started afterwards gets the default handlers back at exec.
+#[cfg(target_os = "linux")]
+pub fn install_forwarding() {
+    for sig in FORWARDED.iter().copied().chain([libc::SIGWINCH]) {
+        // SAFETY: a zeroed sigaction with a valid SA_SIGINFO handler and an empty mask.
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = on_forwarded
+                as extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void)
+                as libc::sighandler_t;
+            sa.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
+            libc::sigemptyset(&mut sa.sa_mask);
+            libc::sigaction(sig, &sa, std::ptr::null_mut());
+        }
+    }
+}
+
+/// The signals to pass on since the last call (signal numbers).
+pub fn take_forward() -> Vec<i32> {
+    bits(FORWARD.swap(0, Ordering::SeqCst))
+}
+
+/// Every forwardable signal received so far, in number order.
+pub fn seen() -> Vec<i32> {
+    bits(SEEN.load(Ordering::SeqCst))
+}
+
+/// Whether the terminal was resized since the last call.
+pub fn take_resized() -> bool {
+    RESIZED.swap(false, Ordering::SeqCst)
+}
+
+fn bits(b: u64) -> Vec<i32> {
+    (1..64).filter(|s| b & (1u64 << s) != 0).collect()
+}

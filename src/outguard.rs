@@ -45,6 +45,21 @@ pub fn writer() -> Box<dyn Write + Send> {
     }
 }
 
+/// The real standard output as a file of its own (`gpudoctor run` passes its command's output
+/// there, and sizes a pseudo-terminal like it).
+pub fn file() -> std::io::Result<File> {
+    match REAL.get() {
+        Some(f) => f.try_clone(),
+        #[cfg(unix)]
+        None => {
+            use std::os::fd::AsFd;
+            Ok(File::from(std::io::stdout().as_fd().try_clone_to_owned()?))
+        }
+        #[cfg(not(unix))]
+        None => Err(std::io::Error::other("no separate standard output here")),
+    }
+}
+
 /// Whether the real standard output is a terminal.
 pub fn is_terminal() -> bool {
     match REAL.get() {

@@ -573,15 +573,24 @@ fn area_status(
 /// gpudoctor's exit codes (design.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExitStatus {
-    Healthy = 0,
-    Unfit = 1,
-    ToolFailed = 2,
-    Interrupted = 130,
-    Terminated = 143,
+    Healthy,
+    Unfit,
+    ToolFailed,
+    Interrupted,
+    Terminated,
+    /// `gpudoctor run`: the command's own status (its exit code, or 128 + the signal).
+    Passthrough(u8),
 }
 
 impl ExitStatus {
     pub fn code(self) -> i32 {
-        self as i32
+        match self {
+            ExitStatus::Healthy => 0,
+            ExitStatus::Unfit => 1,
+            ExitStatus::ToolFailed => 2,
+            ExitStatus::Interrupted => 130,
+            ExitStatus::Terminated => 143,
+            ExitStatus::Passthrough(c) => i32::from(c),
+        }
     }
 }

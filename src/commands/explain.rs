@@ -175,32 +175,10 @@ pub(crate) fn explain(a: ExplainArgs) -> Output {
     Output::ok(render(&label, &matches, lines), ExitStatus::Healthy)
 }
 
-/// Categories that the same underlying problem shows under in `check`.
-pub(crate) fn related(c: crate::report::Category) -> Vec<crate::report::Category> {
-    use crate::report::Category as C;
-    match c {
-        C::DriverTooOld | C::ArchUnsupported => vec![C::DriverTooOld, C::ArchUnsupported],
-        C::CudnnMismatch | C::CudaRuntimeMismatch | C::LibraryPathConflict => vec![
-            C::CudnnMismatch,
-            C::CudaRuntimeMismatch,
-            C::LibraryPathConflict,
-        ],
-        C::DriverMissing | C::ContainerNoGpu => vec![C::DriverMissing, C::ContainerNoGpu],
-        C::WindowsCrashCode => vec![
-            C::CudnnMismatch,
-            C::CudaRuntimeMismatch,
-            C::DriverTooOld,
-            C::GpuMemoryExhausted,
-            C::CpuOnlyBuild,
-        ],
-        other => vec![other],
-    }
-}
-
 /// `--with-check`: what this machine shows about each explained problem.
 pub(crate) fn join_with_machine(matches: &mut [crate::explain::Match], report: &Report) {
     for m in matches.iter_mut() {
-        let cats = related(m.category);
+        let cats = crate::explain::related(m.category);
         for f in report
             .findings
             .iter()

@@ -9,6 +9,7 @@ mod explain;
 mod matrix;
 mod recommend;
 mod rules;
+mod run;
 mod snapshot;
 mod stress;
 
@@ -19,6 +20,7 @@ pub(crate) use explain::explain;
 pub(crate) use matrix::matrix_command;
 pub(crate) use recommend::recommend;
 pub(crate) use rules::list_rules;
+pub(crate) use run::run;
 pub(crate) use snapshot::snapshot;
 pub(crate) use stress::stress;
 

@@ -140,16 +140,17 @@ pub(crate) fn stress(a: StressArgs) -> Output {
     ) = match sim {
         // GPUDOCTOR_SIM_NVML=1: the simulated GPUs with the real NVML watch (the stand-in
         // libnvidia-ml in tests), so NVML's failures meet a running stress loop.
-        Some(b) if std::env::var("GPUDOCTOR_SIM_NVML").as_deref() == Ok("1") => {
-            (Arc::new(b), open_watch(Duration::from_secs(5), &opts.stop))
-        }
+        Some(b) if std::env::var("GPUDOCTOR_SIM_NVML").as_deref() == Ok("1") => (
+            Arc::new(b),
+            crate::gpu::watch::open_nvml(Duration::from_secs(5), &opts.stop),
+        ),
         Some(b) => {
             let m = crate::gpu::sim::SimMonitor::new(&b.faults);
             (Arc::new(b), Some(Box::new(m)))
         }
         None => (
             Arc::new(crate::gpu::cuda::CudaBackend::for_snapshot(&snap)),
-            open_watch(Duration::from_secs(5), &opts.stop),
+            crate::gpu::watch::open_nvml(Duration::from_secs(5), &opts.stop),
         ),
     };
     let mut result = st::run(backend, &opts, monitor, &mut |e| sink.event(e));
@@ -205,34 +206,4 @@ pub(crate) fn stress(a: StressArgs) -> Output {
         StressFormat::Line => render::line::render(&report),
     };
     Output::ok(text, status)
-}
-
-/// NVML for the stress watch, opened on a thread under `limit` and then run on a thread of its
-/// own ([`crate::gpu::watch`]): a hung driver costs the watch, never the run.
-/// Opens the NVML watch within `limit`, or sooner when `stop` is set (SIGINT / SIGTERM while
-/// NVML hangs in its init or event registration must still be answered at once).
-pub(crate) fn open_watch(
-    limit: Duration,
-    stop: &std::sync::atomic::AtomicBool,
-) -> Option<Box<dyn crate::gpu::stress::Monitor>> {
-    use crate::gpu::watch::{DeadMonitor, ThreadedMonitor};
-    use crate::probe::deadline::{self, Outcome};
-    let p = deadline::spawn("nvml-watch", crate::probe::nvml_watch::NvmlMonitor::open);
-    let r = p.wait_unless(std::time::Instant::now() + limit, stop);
-    if stop.load(std::sync::atomic::Ordering::SeqCst) && matches!(r.0, Outcome::TimedOut) {
-        return Some(Box::new(DeadMonitor(
-            "interrupted while NVML was opening (it had not answered): nothing was watched".into(),
-        )));
-    }
-    match r {
-        (Outcome::Done(Some(m)), _) => Some(Box::new(ThreadedMonitor::start(Box::new(m)))),
-        (Outcome::Done(None), _) => None,
-        (Outcome::TimedOut, took) => Some(Box::new(DeadMonitor(format!(
-            "NVML did not answer within {} s (nvmlInit or event registration hung): temperatures, clocks, ECC and Xid events were not watched",
-            took.as_secs()
-        )))),
-        (Outcome::Panicked(e), _) => Some(Box::new(DeadMonitor(format!(
-            "NVML failed while opening the watch ({e}): nothing was watched"
-        )))),
-    }
 }

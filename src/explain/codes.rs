@@ -19,6 +19,16 @@ fn cuda_codes() -> &'static [Cuda] {
     tables().map_or(&[], |t| t.cuda.codes.as_slice())
 }
 
+/// A signal's name ("SIGKILL"), when gpudoctor knows it.
+pub fn signal_name(sig: u32) -> Option<&'static str> {
+    tables()?
+        .signals
+        .codes
+        .iter()
+        .find(|s| s.num == sig)
+        .map(|s| s.name.as_str())
+}
+
 fn signal_match(sig: u32, as_exit: Option<i64>, conf: &'static str) -> Option<Match> {
     let s = tables()?.signals.codes.iter().find(|s| s.num == sig)?;
     let (name, meaning) = (&s.name, &s.meaning);

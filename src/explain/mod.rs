@@ -351,6 +351,28 @@ pub fn sort(v: &mut [Match]) {
     });
 }
 
+/// Categories that the same underlying problem shows under in `check`.
+pub fn related(c: crate::report::Category) -> Vec<crate::report::Category> {
+    use crate::report::Category as C;
+    match c {
+        C::DriverTooOld | C::ArchUnsupported => vec![C::DriverTooOld, C::ArchUnsupported],
+        C::CudnnMismatch | C::CudaRuntimeMismatch | C::LibraryPathConflict => vec![
+            C::CudnnMismatch,
+            C::CudaRuntimeMismatch,
+            C::LibraryPathConflict,
+        ],
+        C::DriverMissing | C::ContainerNoGpu => vec![C::DriverMissing, C::ContainerNoGpu],
+        C::WindowsCrashCode => vec![
+            C::CudnnMismatch,
+            C::CudaRuntimeMismatch,
+            C::DriverTooOld,
+            C::GpuMemoryExhausted,
+            C::CpuOnlyBuild,
+        ],
+        other => vec![other],
+    }
+}
+
 /// Human output.
 pub fn render(input_label: &str, matches: &[Match], lines: Option<u64>) -> String {
     let mut s = String::new();

@@ -483,11 +483,17 @@ impl Device for SimDevice {
     }
 }
 
-/// The simulated watch: a steady temperature, and one Xid on GPU 0 when asked for.
+/// The simulated watch: a steady temperature, and one Xid on GPU 0 when asked for. With
+/// `GPUDOCTOR_SIM_PROCS=FILE`, the GPUs' compute processes are read from FILE at each sample,
+/// one `GPU PID BYTES` a line (a test's child rewrites it as it "allocates"), and memory in use
+/// is their sum: the process lists NVML gives, for `gpudoctor run`'s timeline.
 pub struct SimMonitor {
     pub xid: Option<u64>,
     pub noxid: bool,
     sent: bool,
+    count: u32,
+    mem: u64,
+    procs: Option<std::path::PathBuf>,
 }
 
 impl SimMonitor {
@@ -496,13 +502,66 @@ impl SimMonitor {
             xid: faults.xid,
             noxid: faults.noxid,
             sent: false,
+            count: 0,
+            mem: 0,
+            procs: None,
         }
+    }
+
+    /// The watch of `b`'s GPUs, with the process lists of `GPUDOCTOR_SIM_PROCS`.
+    pub fn for_backend(b: &SimBackend) -> SimMonitor {
+        SimMonitor {
+            count: b.count,
+            mem: b.mem,
+            procs: std::env::var_os("GPUDOCTOR_SIM_PROCS").map(std::path::PathBuf::from),
+            ..SimMonitor::new(&b.faults)
+        }
+    }
+
+    fn processes(&self, index: u32) -> Option<Vec<crate::snapshot::GpuProcess>> {
+        let text = std::fs::read_to_string(self.procs.as_ref()?).ok()?;
+        let mut out = Vec::new();
+        for line in text.lines() {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            let (Some(g), Some(pid), Some(bytes)) = (f.first(), f.get(1), f.get(2)) else {
+                continue;
+            };
+            if g.parse::<u32>().ok() != Some(index) {
+                continue;
+            }
+            let (Ok(pid), Ok(bytes)) = (pid.parse::<u32>(), bytes.parse::<u64>()) else {
+                continue;
+            };
+            out.push(crate::snapshot::GpuProcess {
+                pid,
+                name: std::fs::read_to_string(format!("/proc/{pid}/comm"))
+                    .ok()
+                    .map(|s| crate::sanitize::clean_line(s.trim(), 64)),
+                used_bytes: Some(bytes),
+            });
+        }
+        Some(out)
     }
 }
 
 impl Monitor for SimMonitor {
-    fn sample(&mut self, _index: u32) -> Option<Sample> {
+    fn sample(&mut self, index: u32) -> Option<Sample> {
+        let processes = self.processes(index);
+        let memory = processes.as_ref().map(|p| {
+            let used: u64 = p
+                .iter()
+                .filter_map(|x| x.used_bytes)
+                .sum::<u64>()
+                .min(self.mem);
+            crate::snapshot::GpuMemory {
+                total_bytes: self.mem,
+                used_bytes: used,
+                free_bytes: self.mem - used,
+            }
+        });
         Some(Sample {
+            memory,
+            processes,
             temperature_c: Some(61),
             power_w: Some(312.5),
             sm_mhz: Some(1980),
@@ -512,6 +571,9 @@ impl Monitor for SimMonitor {
             remap_pending: Some(false),
             pcie_replays: Some(0),
         })
+    }
+    fn gpus(&self) -> Vec<u32> {
+        (0..self.count).collect()
     }
     fn unwatched(&self) -> Vec<(u32, String)> {
         if self.noxid {

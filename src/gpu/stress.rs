@@ -267,6 +267,10 @@ pub struct Sample {
     pub ecc_uncorrected: Option<u64>,
     pub remap_pending: Option<bool>,
     pub pcie_replays: Option<u64>,
+    /// Memory in use and free (`gpudoctor run`'s timeline; stress does not need it).
+    pub memory: Option<crate::snapshot::GpuMemory>,
+    /// The compute processes holding memory on the GPU (NVML's process list).
+    pub processes: Option<Vec<crate::snapshot::GpuProcess>>,
 }
 
 /// The health watch: samples by NVML index, and Xid events.
@@ -281,6 +285,11 @@ pub trait Monitor: Send {
     /// Why the watch watched nothing, or stopped (NVML hung).
     fn unavailable(&self) -> Option<String> {
         None
+    }
+    /// The GPUs (NVML indexes) there are to sample, when the watch knows (`gpudoctor run`
+    /// samples them all; `stress` names its own).
+    fn gpus(&self) -> Vec<u32> {
+        Vec::new()
     }
 }
 

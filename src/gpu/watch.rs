@@ -41,6 +41,7 @@ pub struct ThreadedMonitor {
     shared: Arc<Mutex<Shared>>,
     xids: mpsc::Receiver<(u32, u64)>,
     started: Instant,
+    gpus: Vec<u32>,
 }
 
 /// A worker silent for this long has hung in the driver.
@@ -51,6 +52,7 @@ impl ThreadedMonitor {
         let shared: Arc<Mutex<Shared>> = Arc::default();
         let (tx, rx) = mpsc::channel();
         let s = shared.clone();
+        let gpus = inner.gpus();
         if let Ok(mut g) = s.lock() {
             g.unwatched = inner.unwatched();
             g.beat = Some(Instant::now());
@@ -89,6 +91,7 @@ impl ThreadedMonitor {
             shared,
             xids: rx,
             started: Instant::now(),
+            gpus,
         }
     }
 }
@@ -120,6 +123,10 @@ impl Monitor for ThreadedMonitor {
         out
     }
 
+    fn gpus(&self) -> Vec<u32> {
+        self.gpus.clone()
+    }
+
     fn unwatched(&self) -> Vec<(u32, String)> {
         self.shared
             .lock()
@@ -138,5 +145,34 @@ impl Monitor for ThreadedMonitor {
             )),
             Some(_) => None,
         }
+    }
+}
+
+/// NVML for the watch of `stress` and `run`, opened on a thread under `limit` and then run on a
+/// thread of its own ([`ThreadedMonitor`]): a hung driver costs the watch, never the run.
+/// Opens the NVML watch within `limit`, or sooner when `stop` is set (SIGINT / SIGTERM while
+/// NVML hangs in its init or event registration must still be answered at once).
+pub fn open_nvml(
+    limit: Duration,
+    stop: &std::sync::atomic::AtomicBool,
+) -> Option<Box<dyn Monitor>> {
+    use crate::probe::deadline::{self, Outcome};
+    let p = deadline::spawn("nvml-watch", crate::probe::nvml_watch::NvmlMonitor::open);
+    let r = p.wait_unless(std::time::Instant::now() + limit, stop);
+    if stop.load(std::sync::atomic::Ordering::SeqCst) && matches!(r.0, Outcome::TimedOut) {
+        return Some(Box::new(DeadMonitor(
+            "interrupted while NVML was opening (it had not answered): nothing was watched".into(),
+        )));
+    }
+    match r {
+        (Outcome::Done(Some(m)), _) => Some(Box::new(ThreadedMonitor::start(Box::new(m)))),
+        (Outcome::Done(None), _) => None,
+        (Outcome::TimedOut, took) => Some(Box::new(DeadMonitor(format!(
+            "NVML did not answer within {} s (nvmlInit or event registration hung): temperatures, clocks, ECC and Xid events were not watched",
+            took.as_secs()
+        )))),
+        (Outcome::Panicked(e), _) => Some(Box::new(DeadMonitor(format!(
+            "NVML failed while opening the watch ({e}): nothing was watched"
+        )))),
     }
 }

@@ -235,7 +235,7 @@ fn gpu(nvml: &Nvml, index: u32, progress: &Progress, deep: bool) -> Gpu {
 }
 
 /// Memory info v2 (510.39+), else the v1 call that R450/R470 have.
-fn memory(nvml: &Nvml, dev: &Device) -> Probed<GpuMemory> {
+pub(crate) fn memory(nvml: &Nvml, dev: &Device) -> Probed<GpuMemory> {
     match dev.memory_info() {
         Ok(m) => Probed::found(GpuMemory {
             total_bytes: m.total,
@@ -270,7 +270,7 @@ fn memory(nvml: &Nvml, dev: &Device) -> Probed<GpuMemory> {
 
 /// Compute processes through v3 (R510+), else v2, else the v1 call every driver has (the
 /// `_v3` symbol is missing on R470, reference/rust-crates.md §2, nvml-wrapper#46).
-fn processes(nvml: &Nvml, dev: &Device) -> Probed<Vec<GpuProcess>> {
+pub(crate) fn processes(nvml: &Nvml, dev: &Device) -> Probed<Vec<GpuProcess>> {
     // nvml-wrapper allocates what the count says: a driver's nonsense count would abort.
     if let Some(n) = process_count(nvml, dev).filter(|n| *n > MAX_PROCESSES) {
         return Probed::failed_code(

@@ -21,6 +21,7 @@ pub struct NvmlMonitor {
     events: Vec<EventSet<'static>>,
     /// GPUs whose Xid events are not watched, and why.
     unwatched: Vec<(u32, String)>,
+    count: u32,
 }
 
 impl NvmlMonitor {
@@ -91,14 +92,16 @@ impl NvmlMonitor {
             nvml,
             events,
             unwatched,
+            count,
         })
     }
 }
 
 impl Monitor for NvmlMonitor {
     /// The light set, once a second: temperature, power, SM clock, clock event reasons,
-    /// volatile ECC counts, pending row remaps, PCIe replays (about ten calls; the whole health
-    /// probe, InfoROM validation included, took about 100 ms a GPU on an H100).
+    /// volatile ECC counts, pending row remaps, PCIe replays, memory in use and the compute
+    /// processes holding it (about a dozen calls; the whole health probe, InfoROM validation
+    /// included, took about 100 ms a GPU on an H100).
     fn sample(&mut self, index: u32) -> Option<Sample> {
         let dev = self.nvml.device_by_index(index).ok()?;
         super::trace::line(&format!("GPU {index}: sample"));
@@ -119,7 +122,13 @@ impl Monitor for NvmlMonitor {
             ecc_uncorrected: ecc(MemoryError::Uncorrected),
             remap_pending: remapped_rows(self.nvml, &dev).map(|r| r.pending),
             pcie_replays: dev.pcie_replay_counter().ok().map(u64::from),
+            memory: super::nvml::memory(self.nvml, &dev).get().copied(),
+            processes: super::nvml::processes(self.nvml, &dev).get().cloned(),
         })
+    }
+
+    fn gpus(&self) -> Vec<u32> {
+        (0..self.count).collect()
     }
 
     fn unwatched(&self) -> Vec<(u32, String)> {

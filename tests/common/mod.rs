@@ -79,6 +79,10 @@ impl Run {
         self.cmd.env(k, v);
         self
     }
+    /// The command, to run it another way (raw bytes, a terminal).
+    pub fn into_command(self) -> Command {
+        self.cmd
+    }
     pub fn run(mut self) -> Ran {
         let out = self.cmd.output().expect("gpudoctor runs");
         let code = out

@@ -1,0 +1,186 @@
+//! The host side of a run: the resident memory of the command's process tree (from /proc),
+//! and the memory cgroup gpudoctor and the command run in (a container's or a systemd scope's
+//! limit, and how many times its OOM killer struck), cgroup v2 or v1.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+/// The processes of the tree rooted at `root` (itself included), by scanning /proc once.
+pub fn tree(proc_root: &Path, root: u32) -> Vec<u32> {
+    let mut parent: HashMap<u32, Vec<u32>> = HashMap::new();
+    let Ok(dir) = std::fs::read_dir(proc_root) else {
+        return vec![root];
+    };
+    for e in dir.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+            continue;
+        };
+        if let Some(pp) = ppid(&e.path().join("stat")) {
+            parent.entry(pp).or_default().push(pid);
+        }
+    }
+    let mut out = vec![root];
+    let mut i = 0;
+    while let Some(p) = out.get(i).copied() {
+        if let Some(kids) = parent.get(&p) {
+            out.extend(kids.iter().copied().filter(|k| *k != p));
+        }
+        i += 1;
+        if out.len() > 100_000 {
+            break;
+        }
+    }
+    out
+}
+
+/// The parent pid from /proc/PID/stat ("pid (comm) state ppid ...": the name may hold spaces
+/// and parentheses, so read after the last ')').
+fn ppid(stat: &Path) -> Option<u32> {
+    let s = std::fs::read_to_string(stat).ok()?;
+    let rest = s.get(s.rfind(')')? + 1..)?;
+    rest.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Resident memory of one process, bytes (/proc/PID/statm, second field, in pages).
+pub fn rss(proc_root: &Path, pid: u32) -> Option<u64> {
+    let s = std::fs::read_to_string(proc_root.join(pid.to_string()).join("statm")).ok()?;
+    let pages: u64 = s.split_whitespace().nth(1)?.parse().ok()?;
+    Some(pages * page_size())
+}
+
+fn page_size() -> u64 {
+    // SAFETY: sysconf has no preconditions.
+    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    if p > 0 {
+        p as u64
+    } else {
+        4096
+    }
+}
+
+/// A process's name (/proc/PID/comm), cleaned for printing.
+pub fn name(proc_root: &Path, pid: u32) -> Option<String> {
+    std::fs::read_to_string(proc_root.join(pid.to_string()).join("comm"))
+        .ok()
+        .map(|s| crate::sanitize::clean_line(s.trim(), 64))
+}
+
+/// The memory cgroup of a process.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Cgroup {
+    /// The cgroup's directory.
+    pub path: String,
+    /// "v2" or "v1".
+    pub version: &'static str,
+    /// The memory limit, bytes (None: no limit).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory_max: Option<u64>,
+    /// The OOM killer's kills in this cgroup so far (memory.events / memory.oom_control).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub oom_kills: Option<u64>,
+    /// Memory charged to the cgroup now, bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory_current: Option<u64>,
+    /// The most it was charged (memory.peak / memory.max_usage_in_bytes), bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory_peak: Option<u64>,
+}
+
+/// The memory cgroup `/proc/PID/cgroup` names, under the cgroup mount at `sys` (normally
+/// /sys/fs/cgroup). Inside a container the named path may not exist in its namespace; the
+/// mount's root is then the container's own cgroup.
+pub fn cgroup(proc_root: &Path, pid: &str, sys: &Path) -> Option<Cgroup> {
+    let text = std::fs::read_to_string(proc_root.join(pid).join("cgroup")).ok()?;
+    let mut v1: Option<String> = None;
+    let mut v2: Option<String> = None;
+    for line in text.lines() {
+        let mut f = line.splitn(3, ':');
+        let (Some(id), Some(ctl), Some(path)) = (f.next(), f.next(), f.next()) else {
+            continue;
+        };
+        if id == "0" && ctl.is_empty() {
+            v2 = Some(path.to_string());
+        } else if ctl.split(',').any(|c| c == "memory") {
+            v1 = Some(path.to_string());
+        }
+    }
+    let pick = |base: PathBuf, rel: &str, marker: &str| -> Option<PathBuf> {
+        let joined = base.join(rel.trim_start_matches('/'));
+        if joined.join(marker).is_file() {
+            Some(joined)
+        } else if base.join(marker).is_file() {
+            Some(base)
+        } else {
+            None
+        }
+    };
+    if let Some(rel) = &v1 {
+        if let Some(dir) = pick(sys.join("memory"), rel, "memory.limit_in_bytes") {
+            return Some(read_v1(dir));
+        }
+    }
+    if let Some(rel) = &v2 {
+        for base in [sys.to_path_buf(), sys.join("unified")] {
+            if let Some(dir) = pick(base, rel, "memory.max") {
+                return Some(read_v2(dir));
+            }
+        }
+    }
+    None
+}
+
+fn read_num(p: &Path) -> Option<u64> {
+    std::fs::read_to_string(p).ok()?.trim().parse().ok()
+}
+
+/// "key value" lines (memory.events, memory.oom_control).
+fn read_key(p: &Path, key: &str) -> Option<u64> {
+    let text = std::fs::read_to_string(p).ok()?;
+    text.lines().find_map(|l| {
+        let (k, v) = l.split_once(' ')?;
+        (k == key).then(|| v.trim().parse().ok())?
+    })
+}
+
+fn read_v2(dir: PathBuf) -> Cgroup {
+    let max = std::fs::read_to_string(dir.join("memory.max"))
+        .ok()
+        .and_then(|s| s.trim().parse().ok());
+    Cgroup {
+        version: "v2",
+        memory_max: max,
+        oom_kills: read_key(&dir.join("memory.events"), "oom_kill"),
+        memory_current: read_num(&dir.join("memory.current")),
+        memory_peak: read_num(&dir.join("memory.peak")),
+        path: dir.display().to_string(),
+    }
+}
+
+fn read_v1(dir: PathBuf) -> Cgroup {
+    // v1 writes "no limit" as the largest page-aligned i64.
+    let max = read_num(&dir.join("memory.limit_in_bytes")).filter(|m| *m < (1u64 << 62));
+    Cgroup {
+        version: "v1",
+        memory_max: max,
+        oom_kills: read_key(&dir.join("memory.oom_control"), "oom_kill"),
+        memory_current: read_num(&dir.join("memory.usage_in_bytes")),
+        memory_peak: read_num(&dir.join("memory.max_usage_in_bytes")),
+        path: dir.display().to_string(),
+    }
+}
+
+/// Re-reads a cgroup found before.
+pub fn reread(c: &Cgroup) -> Cgroup {
+    let dir = PathBuf::from(&c.path);
+    if c.version == "v2" {
+        read_v2(dir)
+    } else {
+        read_v1(dir)
+    }
+}
+
+#[cfg(test)]
+#[path = "host_tests.rs"]
+mod tests;

@@ -1,0 +1,194 @@
+//! `gpudoctor run -- COMMAND`: the command runs as a child with its input and output passed
+//! through unchanged ([`child`], keeping the last MiB of its output in a [`tail::Tail`]) while
+//! a [`sampler`] records the GPUs (the watch `stress` uses), the host memory of its process
+//! tree, its memory cgroup and new kernel-log lines. When it ends, [`verdict`] turns its exit
+//! status, its output's tail (read by `explain`), the events and the timeline into causes with
+//! evidence, and [`render`] prints them. The command's status is gpudoctor's.
+
+#[cfg(target_os = "linux")]
+pub mod child;
+pub mod host;
+#[cfg(target_os = "linux")]
+pub mod kmsg;
+#[cfg(target_os = "linux")]
+pub mod render;
+#[cfg(target_os = "linux")]
+pub mod sampler;
+pub mod tail;
+#[cfg(target_os = "linux")]
+pub mod verdict;
+
+#[cfg(target_os = "linux")]
+pub use engine::*;
+
+/// The JSON report's schema.
+pub const RUN_SCHEMA: &str = "gpudoctor.run/1";
+
+/// Bytes of output kept for the verdict and `--save` (the last 4 MiB: a long traceback and the
+/// log lines before it, with room for progress-bar redraws).
+pub const TAIL_BYTES: usize = 4 << 20;
+
+/// Removes terminal escape sequences (colours, cursor moves of progress bars) and turns
+/// carriage-return redraws into lines, so the matcher reads what a person saw.
+pub fn plain_text(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let mut out = String::with_capacity(text.len());
+    let mut it = text.chars().peekable();
+    while let Some(c) = it.next() {
+        match c {
+            '\u{1b}' => match it.peek() {
+                // CSI: ESC [ params final-byte (0x40..=0x7e).
+                Some('[') => {
+                    it.next();
+                    for d in it.by_ref() {
+                        if ('\u{40}'..='\u{7e}').contains(&d) {
+                            break;
+                        }
+                    }
+                }
+                // OSC: ESC ] ... BEL or ESC \.
+                Some(']') => {
+                    it.next();
+                    while let Some(d) = it.next() {
+                        if d == '\u{7}' {
+                            break;
+                        }
+                        if d == '\u{1b}' {
+                            it.next();
+                            break;
+                        }
+                    }
+                }
+                _ => {
+                    it.next();
+                }
+            },
+            '\r' => {
+                if it.peek() != Some(&'\n') {
+                    out.push('\n');
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(target_os = "linux")]
+mod engine {
+    use std::ffi::OsString;
+    use std::fs::File;
+    use std::os::fd::AsFd;
+    use std::path::PathBuf;
+    use std::sync::{mpsc, Arc, Mutex};
+    use std::time::{Duration, Instant};
+
+    use super::child::{self, Ended, SpawnError};
+    use super::sampler::{self, SamplerOptions, Timeline};
+    use super::tail::Tail;
+
+    /// How to watch.
+    pub struct WatchOptions {
+        pub argv: Vec<OsString>,
+        pub tail_bytes: usize,
+        pub interval: Duration,
+        /// timeline.jsonl, when saving.
+        pub jsonl: Option<File>,
+        /// Where new kernel-log lines are read (/dev/kmsg).
+        pub kmsg: PathBuf,
+    }
+
+    /// What a run left behind.
+    pub struct Watched {
+        pub ended: Ended,
+        pub duration_s: f64,
+        pub started_unix_s: f64,
+        pub tail: Vec<u8>,
+        pub output_bytes: u64,
+        pub timeline: Timeline,
+        pub maxrss: Option<u64>,
+        /// Signals gpudoctor received while the command ran.
+        pub signals: Vec<i32>,
+    }
+
+    /// Runs the command to its end, watching.
+    pub fn watch(o: WatchOptions) -> Result<Watched, SpawnError> {
+        crate::interrupt::install_forwarding();
+        let tail = Arc::new(Mutex::new(Tail::new(o.tail_bytes)));
+        let setup = |e: std::io::Error| SpawnError {
+            message: format!("cannot reach gpudoctor's own output: {e}"),
+            status: 126,
+        };
+        let out = crate::outguard::file().map_err(setup)?;
+        let err = File::from(
+            std::io::stderr()
+                .as_fd()
+                .try_clone_to_owned()
+                .map_err(setup)?,
+        );
+        let started_unix_s = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs_f64())
+            .unwrap_or(0.0);
+        let started = Instant::now();
+        let running = child::spawn(&o.argv, out, err, tail.clone())?;
+        let shared: Arc<Mutex<Timeline>> = Arc::default();
+        let (stop_tx, stop_rx) = mpsc::channel::<()>();
+        let ended_flag = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let sampler = {
+            let opts = SamplerOptions {
+                pid: running.pid,
+                interval: o.interval,
+                kmsg: o.kmsg,
+                proc_root: PathBuf::from("/proc"),
+                sys_cgroup: PathBuf::from("/sys/fs/cgroup"),
+                jsonl: o.jsonl,
+                started,
+                ended: ended_flag.clone(),
+            };
+            let shared = shared.clone();
+            std::thread::Builder::new()
+                .name("run-sampler".into())
+                .spawn(move || sampler::run(opts, stop_rx, shared))
+                .ok()
+        };
+        let (ended, maxrss) = running.wait(Duration::from_secs(2));
+        let duration_s = started.elapsed().as_secs_f64();
+        ended_flag.store(true, std::sync::atomic::Ordering::SeqCst);
+        let _ = stop_tx.send(());
+        // The sampler's last look takes milliseconds; a hung NVML must not hold the report.
+        if let Some(h) = sampler {
+            let until = Instant::now() + Duration::from_secs(3);
+            while !h.is_finished() && Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            if h.is_finished() {
+                let _ = h.join();
+            }
+        }
+        let mut timeline = shared.lock().map(|t| t.clone()).unwrap_or_default();
+        if timeline.samples == 0 {
+            timeline
+                .unwatched
+                .push("the sampler took no sample (the command ended at once)".into());
+        }
+        let (bytes, total) = tail
+            .lock()
+            .map(|t| (t.bytes(), t.total()))
+            .unwrap_or_default();
+        Ok(Watched {
+            ended,
+            duration_s,
+            started_unix_s,
+            tail: bytes,
+            output_bytes: total,
+            timeline,
+            maxrss,
+            signals: crate::interrupt::seen(),
+        })
+    }
+}
+
+#[cfg(test)]
+#[path = "mod_tests.rs"]
+mod tests;

@@ -1,0 +1,89 @@
+//! The last bytes of the command's output: a fixed-size ring that keeps the newest `cap` bytes
+//! of everything written through it, so a crash's traceback is at hand however long the run.
+
+/// A ring buffer of the newest bytes.
+#[derive(Debug)]
+pub struct Tail {
+    buf: Vec<u8>,
+    cap: usize,
+    /// Where the oldest byte is, once the ring is full.
+    start: usize,
+    /// Every byte pushed, kept or not.
+    total: u64,
+}
+
+impl Tail {
+    pub fn new(cap: usize) -> Tail {
+        Tail {
+            buf: Vec::new(),
+            cap: cap.max(1),
+            start: 0,
+            total: 0,
+        }
+    }
+
+    /// Appends `data`, dropping the oldest bytes beyond the capacity.
+    pub fn push(&mut self, data: &[u8]) {
+        self.total += data.len() as u64;
+        if data.len() >= self.cap {
+            let keep = data.get(data.len() - self.cap..).unwrap_or(data);
+            self.buf.clear();
+            self.buf.extend_from_slice(keep);
+            self.start = 0;
+            return;
+        }
+        let room = self.cap - self.buf.len();
+        if room > 0 {
+            // Still filling: append what fits.
+            let (now, later) = data.split_at(data.len().min(room));
+            self.buf.extend_from_slice(now);
+            if later.is_empty() {
+                return;
+            }
+            return self.overwrite(later);
+        }
+        self.overwrite(data);
+    }
+
+    /// Full ring: writes over the oldest bytes (data is shorter than the capacity).
+    fn overwrite(&mut self, data: &[u8]) {
+        let first = data.len().min(self.cap - self.start);
+        let (a, b) = data.split_at(first);
+        if let Some(dst) = self.buf.get_mut(self.start..self.start + a.len()) {
+            dst.copy_from_slice(a);
+        }
+        if let Some(dst) = self.buf.get_mut(..b.len()) {
+            dst.copy_from_slice(b);
+        }
+        self.start = (self.start + data.len()) % self.cap;
+    }
+
+    /// Appends `data`, the end of `total` bytes that passed elsewhere (an output read back
+    /// from its file).
+    pub fn push_counted(&mut self, data: &[u8], total: u64) {
+        self.push(data);
+        self.total += total.saturating_sub(data.len() as u64);
+    }
+
+    pub fn capacity(&self) -> usize {
+        self.cap
+    }
+
+    /// The kept bytes, oldest first.
+    pub fn bytes(&self) -> Vec<u8> {
+        let (old, new) = self.buf.split_at(self.start.min(self.buf.len()));
+        let mut v = Vec::with_capacity(self.buf.len());
+        v.extend_from_slice(new);
+        v.extend_from_slice(old);
+        v
+    }
+
+    /// Bytes pushed in all.
+    pub fn total(&self) -> u64 {
+        self.total
+    }
+}
+
+#[cfg(test)]
+#[path = "tail_tests.rs"]
+mod tests;

@@ -1,0 +1,506 @@
+//! From what the run left behind to one verdict: the exit status decoded ([`crate::explain::codes`]),
+//! the output's tail read by `explain`'s matcher, the events of the run (Xids, the OOM killer),
+//! the memory cgroup, the GPU timeline, and the `check` findings of the same categories. Each
+//! becomes a cause with a weight and its evidence lines; causes of one category merge; the
+//! heaviest leads.
+
+use serde::Serialize;
+
+use super::child::Ended;
+use super::sampler::{GpuSummary, Timeline};
+use crate::explain::Match;
+use crate::faults::logparse::LogEvent;
+use crate::report::{Category, Finding, Fix, Severity};
+use crate::rules::gib;
+
+/// One cause, with what points to it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Cause {
+    pub category: Category,
+    pub title: String,
+    /// "high", "medium" or "low".
+    pub confidence: &'static str,
+    pub evidence: Vec<String>,
+    pub fix: Fix,
+    /// How strongly the run points here (for ordering; not part of the contract).
+    #[serde(skip)]
+    pub weight: u32,
+}
+
+/// What the verdict is made from.
+pub struct Inputs<'a> {
+    pub ended: Ended,
+    pub duration_s: f64,
+    /// `explain`'s readings of the output's tail, best first.
+    pub matches: &'a [Match],
+    pub timeline: &'a Timeline,
+    /// The kernel's count of the command's peak resident memory (ru_maxrss), bytes.
+    pub maxrss: Option<u64>,
+    /// Signals gpudoctor received during the run.
+    pub signals: &'a [i32],
+    pub findings: &'a [Finding],
+}
+
+/// "ok", "warning" (it ended well but the GPU or the kernel reported problems), "failed" or
+/// "interrupted".
+pub fn result(i: &Inputs) -> &'static str {
+    let interrupted = !i.signals.is_empty()
+        || matches!(
+            i.ended,
+            Ended::Signaled {
+                signal: libc::SIGINT,
+                ..
+            } | Ended::Exited(130)
+        );
+    match i.ended {
+        _ if interrupted => "interrupted",
+        Ended::Exited(0) if serious_events(i.timeline) => "warning",
+        Ended::Exited(0) => "ok",
+        _ => "failed",
+    }
+}
+
+fn serious_events(t: &Timeline) -> bool {
+    t.events.iter().any(|e| match &e.event {
+        LogEvent::OomKill { .. } => e.this_run == Some(true),
+        LogEvent::PcieAer { .. } => false,
+        _ => true,
+    })
+}
+
+/// The causes, most likely first.
+pub fn causes(i: &Inputs) -> Vec<Cause> {
+    let mut v: Vec<Cause> = Vec::new();
+    events(i, &mut v);
+    exit_status(i, &mut v);
+    output(i, &mut v);
+    gpu_full(i, &mut v);
+    // Merge by category, keeping the heaviest title and every piece of evidence once.
+    v.sort_by_key(|c| std::cmp::Reverse(c.weight));
+    let mut merged: Vec<Cause> = Vec::new();
+    for c in v {
+        match merged.iter_mut().find(|m| m.category == c.category) {
+            Some(m) => {
+                for e in c.evidence {
+                    if !m.evidence.contains(&e) {
+                        m.evidence.push(e);
+                    }
+                }
+                if m.fix.text.is_empty() {
+                    m.fix = c.fix;
+                }
+            }
+            None => merged.push(c),
+        }
+    }
+    // A plain exit status adds nothing where anything else says why.
+    if merged.iter().any(|c| c.weight > 10) {
+        merged.retain(|c| c.weight > 10);
+    }
+    for c in merged.iter_mut() {
+        machine_evidence(i, c);
+        check_evidence(i, c);
+    }
+    for (n, c) in merged.iter_mut().enumerate() {
+        c.confidence = match (n, c.weight) {
+            (0, w) if w >= 80 => "high",
+            (_, w) if w >= 50 => "medium",
+            _ => "low",
+        };
+    }
+    merged.truncate(4);
+    merged
+}
+
+fn cause(category: Category, title: impl Into<String>, weight: u32) -> Cause {
+    Cause {
+        category,
+        title: title.into(),
+        confidence: "low",
+        evidence: Vec::new(),
+        fix: Fix::default(),
+        weight,
+    }
+}
+
+fn at(t: f64) -> String {
+    format!("{t:.1} s into the run")
+}
+
+/// Xids, GPUs off the bus, the OOM killer, and the cgroup's OOM count.
+fn events(i: &Inputs, v: &mut Vec<Cause>) {
+    let t = i.timeline;
+    for e in &t.events {
+        let seen = match (&e.line, e.source) {
+            (Some(l), _) => format!("kernel log, {}: {l}", at(e.t_s)),
+            (None, _) => format!("NVML event, {}", at(e.t_s)),
+        };
+        match &e.event {
+            LogEvent::Xid { xid, .. } => {
+                let Some(m) = crate::explain::codes::xid_match(*xid, "high") else {
+                    continue;
+                };
+                let weight = match m.severity {
+                    Severity::Error => 95,
+                    Severity::Warning => 70,
+                    Severity::Info => 30,
+                };
+                let gpu = e.gpu.map(|g| format!(" on GPU {g}")).unwrap_or_default();
+                let mut c = cause(m.category, format!("{}{gpu}", m.name), weight);
+                c.evidence.push(format!("{seen}: {}", m.meaning));
+                c.fix = m.fix;
+                v.push(c);
+            }
+            LogEvent::OomKill { pid, process } => {
+                let who = format!(
+                    "PID {}{}",
+                    pid.map(|p| p.to_string()).unwrap_or_else(|| "?".into()),
+                    process
+                        .as_ref()
+                        .map(|p| format!(" ({p})"))
+                        .unwrap_or_default()
+                );
+                if e.this_run == Some(true) {
+                    let mut c = cause(
+                        Category::HostMemoryExhausted,
+                        "The kernel's OOM killer killed this run's process (host memory or the cgroup limit)",
+                        100,
+                    );
+                    c.evidence
+                        .push(format!("{seen} ({who} was part of this run)"));
+                    c.fix = host_fix(t);
+                    v.push(c);
+                } else {
+                    let mut c = cause(
+                        Category::HostMemoryExhausted,
+                        "The kernel's OOM killer struck during the run",
+                        35,
+                    );
+                    c.evidence
+                        .push(format!("{seen} ({who} was not part of this run)"));
+                    v.push(c);
+                }
+            }
+            other => {
+                let cat = match other {
+                    LogEvent::FallenOffBus { .. } | LogEvent::PcieAer { .. } => {
+                        Category::HardwareFault
+                    }
+                    LogEvent::NvswitchSxid { .. } => Category::FabricManager,
+                    _ => Category::DriverFault,
+                };
+                let weight = if matches!(other, LogEvent::PcieAer { .. }) {
+                    30
+                } else {
+                    90
+                };
+                let mut c = cause(
+                    cat,
+                    "The NVIDIA driver reported a fault during the run",
+                    weight,
+                );
+                c.evidence.push(seen);
+                v.push(c);
+            }
+        }
+    }
+    if let (Some(a), Some(b)) = (&t.cgroup_start, &t.cgroup_end) {
+        if let (Some(x), Some(y)) = (a.oom_kills, b.oom_kills) {
+            if y > x {
+                let killed = matches!(i.ended, Ended::Signaled { signal: 9, .. });
+                let mut c = cause(
+                    Category::HostMemoryExhausted,
+                    "Out of host memory: the memory cgroup's OOM killer struck",
+                    if killed { 100 } else { 60 },
+                );
+                c.evidence.push(format!(
+                    "the memory cgroup {} ({}) counted {} OOM kill(s) during the run",
+                    b.path,
+                    match b.memory_max {
+                        Some(m) => format!("limit {}", size(m)),
+                        None => "no limit of its own".into(),
+                    },
+                    y - x
+                ));
+                c.fix = host_fix(t);
+                v.push(c);
+            }
+        }
+    }
+}
+
+fn host_fix(t: &Timeline) -> Fix {
+    let mut commands = vec!["sudo dmesg -T | grep -iE 'killed process|out of memory'".to_string()];
+    if let Some(c) = &t.cgroup_end {
+        commands.push(if c.version == "v2" {
+            format!("cat {0}/memory.max {0}/memory.events", c.path)
+        } else {
+            format!(
+                "cat {0}/memory.limit_in_bytes {0}/memory.oom_control",
+                c.path
+            )
+        });
+    }
+    Fix {
+        text: "Lower host memory use (fewer DataLoader workers, smaller prefetch, memory-mapped datasets) or raise the memory limit of the job or container.".into(),
+        commands,
+    }
+}
+
+/// The exit status read as `explain` reads a code.
+fn exit_status(i: &Inputs, v: &mut Vec<Cause>) {
+    let (n, sig) = match i.ended {
+        Ended::Exited(0) => return,
+        Ended::Exited(c) if (129..=192).contains(&c) => (c as i64, Some(c - 128)),
+        Ended::Exited(c) => (c as i64, None),
+        Ended::Signaled { signal, .. } => (128 + signal as i64, Some(signal)),
+    };
+    let Some(m) = exit_reading(n) else {
+        return;
+    };
+    let weight = match sig {
+        Some(9) => 60,
+        Some(2) | Some(15) => 70,
+        Some(_) => 50,
+        // A plain exit status says only that the program failed: the output says why.
+        None => 10,
+    };
+    let mut c = cause(m.category, m.name.clone(), weight);
+    c.evidence.push(m.meaning.clone());
+    if sig == Some(9)
+        && !i
+            .timeline
+            .events
+            .iter()
+            .any(|e| matches!(e.event, LogEvent::OomKill { .. }))
+        && !cgroup_killed(i.timeline)
+    {
+        c.evidence.push(
+            "no OOM kill was seen in the kernel log or the memory cgroup during the run: SIGKILL came from elsewhere (a scheduler's limit, a person, a supervisor) unless the kernel log was not readable".into(),
+        );
+    }
+    if sig == Some(9) {
+        c.title = "Killed by SIGKILL (exit 137): most often out of host memory".into();
+    }
+    c.fix = m.fix.clone();
+    v.push(c);
+}
+
+/// How `explain` reads an exit status: 129-192 as 128 + a signal, anything else as the program's
+/// own code (a process's status is not a CUDA error number, whatever the number).
+pub fn exit_reading(n: i64) -> Option<Match> {
+    let all = crate::explain::codes::readings(n);
+    if (129..=192).contains(&n) {
+        return all.into_iter().next();
+    }
+    all.into_iter().find(|m| m.kind == "exit_code")
+}
+
+fn cgroup_killed(t: &Timeline) -> bool {
+    matches!((&t.cgroup_start, &t.cgroup_end), (Some(a), Some(b)) if b.oom_kills > a.oom_kills)
+}
+
+/// What the output's tail shows, as `explain` ranks it.
+fn output(i: &Inputs, v: &mut Vec<Cause>) {
+    let mut n = 0;
+    for m in i.matches {
+        if m.kind == "exit_code" {
+            continue;
+        }
+        let weight = match (n, m.confidence) {
+            (0, _) => 85,
+            (_, "high") | (_, "medium") => 55,
+            _ => 35,
+        };
+        n += 1;
+        let mut c = cause(m.category, m.name.clone(), weight);
+        let seen = match (&m.text, m.count) {
+            (Some(t), Some(k)) if k > 1 => format!("output ({k} times): {t}"),
+            (Some(t), _) => format!("output: {t}"),
+            (None, _) => format!("output: {}", m.meaning),
+        };
+        c.evidence.push(seen);
+        if m.text.is_some() && !m.meaning.is_empty() {
+            c.evidence.push(m.meaning.clone());
+        }
+        c.fix = m.fix.clone();
+        v.push(c);
+        if n >= 4 {
+            break;
+        }
+    }
+}
+
+/// A GPU whose memory was full at the end, when nothing else says so.
+fn gpu_full(i: &Inputs, v: &mut Vec<Cause>) {
+    if matches!(i.ended, Ended::Exited(0)) {
+        return;
+    }
+    for g in &i.timeline.gpus {
+        let (Some(total), Some(last)) = (g.total_bytes, last_used(i.timeline, g.gpu)) else {
+            continue;
+        };
+        if total > 0 && last as f64 >= 0.97 * total as f64 {
+            let mut c = cause(
+                Category::GpuMemoryExhausted,
+                format!("GPU {} memory was full at the end of the run", g.gpu),
+                45,
+            );
+            c.fix = Fix {
+                text: "Free the GPU memory other processes hold, or use less (a smaller batch, gradient checkpointing, mixed precision).".into(),
+                commands: vec!["nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv".into()],
+            };
+            v.push(c);
+        }
+    }
+}
+
+fn last_used(t: &Timeline, gpu: u32) -> Option<u64> {
+    t.last
+        .iter()
+        .rev()
+        .find_map(|p| p.gpus.iter().find(|g| g.gpu == gpu)?.used_bytes)
+}
+
+/// The timeline's evidence for memory causes: who held the GPU memory, and the host's peak.
+fn machine_evidence(i: &Inputs, c: &mut Cause) {
+    let t = i.timeline;
+    match c.category {
+        Category::GpuMemoryExhausted => {
+            for g in &t.gpus {
+                c.evidence.extend(gpu_lines(g, i.duration_s));
+            }
+            if t.gpus.is_empty() {
+                if let Some(why) = t.unwatched.first() {
+                    c.evidence
+                        .push(format!("GPU memory was not watched: {why}"));
+                }
+            }
+        }
+        Category::HostMemoryExhausted => {
+            if let Some(p) = t.host_peak_rss_bytes.filter(|p| *p > 0) {
+                c.evidence.push(format!(
+                    "the run's processes peaked at {} resident{}",
+                    size(p),
+                    t.host_peak_t_s
+                        .map(|s| format!(", {}", at(s)))
+                        .unwrap_or_default()
+                ));
+            }
+            if let Some(m) = i.maxrss {
+                c.evidence.push(format!(
+                    "the kernel counted {} as the command's largest resident size (ru_maxrss)",
+                    size(m)
+                ));
+            }
+            if let Some(cg) = &t.cgroup_end {
+                if let Some(max) = cg.memory_max {
+                    c.evidence.push(format!(
+                        "memory cgroup limit {}{}",
+                        size(max),
+                        cg.memory_peak
+                            .map(|p| format!(", its peak use {}", size(p)))
+                            .unwrap_or_default(),
+                    ));
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Host memory: MiB below 1 GiB, else GiB.
+pub fn size(bytes: u64) -> String {
+    if bytes < 1 << 30 {
+        format!("{:.0} MiB", bytes as f64 / (1u64 << 20) as f64)
+    } else {
+        gib(bytes)
+    }
+}
+
+fn who(pid: u32, name: &Option<String>) -> String {
+    match name {
+        Some(n) => format!("PID {pid} ({n})"),
+        None => format!("PID {pid}"),
+    }
+}
+
+/// The peak of one GPU, who held it, and other processes whose memory grew.
+pub fn gpu_lines(g: &GpuSummary, duration_s: f64) -> Vec<String> {
+    let mut out = Vec::new();
+    let (Some(peak), Some(t)) = (g.peak_used_bytes, g.peak_t_s) else {
+        return out;
+    };
+    out.push(format!(
+        "GPU {}: {} of {} in use at the peak, {} ({:.1} s before the end)",
+        g.gpu,
+        gib(peak),
+        g.total_bytes.map(gib).unwrap_or_else(|| "?".into()),
+        at(t),
+        (duration_s - t).max(0.0)
+    ));
+    let mine: u64 = g
+        .peak_holders
+        .iter()
+        .filter(|h| h.this_run)
+        .filter_map(|h| h.bytes)
+        .sum();
+    let others: Vec<_> = g.peak_holders.iter().filter(|h| !h.this_run).collect();
+    if !g.peak_holders.is_empty() {
+        let list = others
+            .iter()
+            .map(|h| {
+                format!(
+                    "{} {}",
+                    who(h.pid, &h.name),
+                    h.bytes.map(gib).unwrap_or_else(|| "?".into())
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        out.push(format!(
+            "at the peak this run held {} of it and other processes {}{}",
+            gib(mine),
+            gib(others.iter().filter_map(|h| h.bytes).sum()),
+            if list.is_empty() {
+                String::new()
+            } else {
+                format!(": {list}")
+            }
+        ));
+    }
+    for h in g.holders.iter().filter(|h| !h.this_run) {
+        let grew = h.max_bytes.saturating_sub(h.first_bytes);
+        if grew >= 256 << 20 && h.max_bytes as f64 >= 1.2 * h.first_bytes as f64 {
+            out.push(format!(
+                "{}, not part of this run, grew from {} ({}) to {} ({}) on GPU {}",
+                who(h.pid, &h.name),
+                gib(h.first_bytes),
+                at(h.first_t_s),
+                gib(h.max_bytes),
+                at(h.max_t_s),
+                g.gpu
+            ));
+        }
+    }
+    out
+}
+
+/// `check` findings of the same problem (the categories `explain --with-check` joins).
+fn check_evidence(i: &Inputs, c: &mut Cause) {
+    let cats = crate::explain::related(c.category);
+    for f in i
+        .findings
+        .iter()
+        .filter(|f| cats.contains(&f.category) && f.severity >= Severity::Warning)
+    {
+        c.evidence.push(format!("check: {} {}", f.title, f.detail));
+        if c.fix.text.is_empty() {
+            c.fix = f.fix.clone();
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "verdict_tests.rs"]
+mod tests;
