@@ -93,6 +93,8 @@ fn the_tarball_holds_the_binary_man_page_completions_and_readme() {
         "share/zsh/site-functions/_gpudoctor",
         "share/fish/vendor_completions.d/gpudoctor.fish",
         "README.md",
+        "LICENSE-MIT",
+        "LICENSE-APACHE",
     ] {
         let want = format!("{top}/{f}");
         assert!(names.contains(&want), "{want} not in {names:?}");
