@@ -19,7 +19,7 @@ use crate::matrix::{Matrix, Os};
 use crate::report::{Category, Finding, Fix, Severity};
 use crate::rules::{Context, RuleOptions, Selection};
 use crate::snapshot::{Probed, Snapshot};
-use crate::version::{CudaVersion, DriverVersion, Pep440};
+use crate::version::{CudaVersion, DriverVersion};
 
 pub const RECOMMEND_SCHEMA: &str = "gpudoctor.recommend/1";
 
@@ -121,10 +121,14 @@ pub fn candidates(m: &Matrix, framework: &str, windows: bool) -> Vec<Candidate> 
         }
         "tensorflow" => {
             for r in m.tensorflow.iter().rev() {
-                let major = Pep440::parse(&r.tf).map(|p| p.major_minor().0).unwrap_or(2);
-                let command = if major < 2 {
-                    // 1.x: the GPU build is its own package (tensorflow.org/install/pip).
-                    format!("python -m pip install 'tensorflow-gpu=={}.*'   # with CUDA {} and cuDNN {} installed", r.tf, r.cuda, r.cudnn)
+                // Before 2.1 the GPU build is its own package (tensorflow-gpu), and `tensorflow`
+                // is CPU-only: the candidate is the GPU package, as `check` judges it.
+                let gpu_package = r.gpu_package.as_deref().filter(|p| *p != "tensorflow");
+                let command = if let Some(p) = gpu_package {
+                    format!(
+                        "python -m pip install '{p}=={}.*'   # with CUDA {} and cuDNN {} installed",
+                        r.tf, r.cuda, r.cudnn
+                    )
                 } else if r.pip_cuda && !windows {
                     format!("python -m pip install 'tensorflow[and-cuda]=={}.*'", r.tf)
                 } else {
@@ -137,7 +141,13 @@ pub fn candidates(m: &Matrix, framework: &str, windows: bool) -> Vec<Candidate> 
                     framework: "tensorflow",
                     label: format!("tensorflow {} (CUDA {}, cuDNN {})", r.tf, r.cuda, r.cudnn),
                     command,
-                    assume: vec![("tensorflow".into(), format!("{}.0", r.tf))],
+                    assume: vec![(
+                        "tensorflow".into(),
+                        match gpu_package {
+                            Some(p) => format!("{p}=={}.0", r.tf),
+                            None => format!("{}.0", r.tf),
+                        },
+                    )],
                 });
             }
         }
