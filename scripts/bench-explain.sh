@@ -63,6 +63,7 @@ time_runs() { # name, command...
 
 echo "log: $size bytes ($(wc -l <"$log") lines), $RUNS runs each, $(nproc) CPUs"
 r1=$(time_runs gpudoctor "$BIN" explain --json --log "$log")
+r0=$(time_runs gpudoctor-1t env GPUDOCTOR_SCAN_THREADS=1 "$BIN" explain --json --log "$log")
 r2=$(time_runs grep-c-F env LC_ALL=C grep -c -F 'Xid' "$log")
 r3=$(time_runs grep-c-E env LC_ALL=C grep -c -E 'Xid|CUDA error|out of memory|CuDNN library' "$log")
 r4=$(time_runs grep-c-iF env LC_ALL=C grep -c -i -F 'Xid' "$log")
@@ -86,10 +87,11 @@ for f in sys.argv[1:]:
 PYEOF
 r5=$(time_runs grep-c-iFf env LC_ALL=C grep -c -i -F -f "$work/patterns" "$log")
 printf '| command | median s | min | max | GB/s (median) |\n|---|---|---|---|---|\n'
-for r in "$r1" "$r2" "$r3" "$r4" "$r5"; do
+for r in "$r1" "$r0" "$r2" "$r3" "$r4" "$r5"; do
   read -r name m lo hi <<<"$r"
   case $name in
-    gpudoctor) cmd='`gpudoctor explain --json --log FILE`' ;;
+    gpudoctor) cmd="\`gpudoctor explain --json --log FILE\` ($(nproc) threads)" ;;
+    gpudoctor-1t) cmd='`GPUDOCTOR_SCAN_THREADS=1 gpudoctor explain --json --log FILE`' ;;
     grep-c-F) cmd="\`LC_ALL=C grep -c -F 'Xid' FILE\`" ;;
     grep-c-E) cmd="\`LC_ALL=C grep -c -E 'Xid|CUDA error|out of memory|CuDNN library' FILE\`" ;;
     grep-c-iF) cmd="\`LC_ALL=C grep -c -i -F 'Xid' FILE\`" ;;
