@@ -193,9 +193,12 @@ impl Catalog {
             for p in names {
                 let t = crate::userfile::read(&p, "the explain catalog").map_err(|e| vec![e])?;
                 // A copy of explain-catalog/ holds the code tables too: they are built in.
-                if t.lines()
-                    .any(|l| l.trim() == format!("schema: {}", super::tables::CODES_SCHEMA))
-                {
+                let codes = |l: &str| {
+                    l.trim()
+                        .strip_prefix("schema:")
+                        .is_some_and(|v| v.trim() == super::tables::CODES_SCHEMA)
+                };
+                if t.lines().any(codes) {
                     continue;
                 }
                 files.push((p.display().to_string(), t));

@@ -323,12 +323,17 @@ fn read_full_at(f: &std::fs::File, buf: &mut [u8], at: u64) -> std::io::Result<u
 /// The first line start at or after `at` (the byte after a newline), looking at most
 /// [`MAX_LINE`] ahead; `at` itself when no newline is that near (the long line is cut there:
 /// its hits still count, on two candidate lines at most).
-fn line_start_from(f: &std::fs::File, at: u64, len: u64) -> std::io::Result<u64> {
+fn line_start_from(
+    f: &std::fs::File,
+    at: u64,
+    len: u64,
+    window: &mut Vec<u8>,
+) -> std::io::Result<u64> {
     if at == 0 || at >= len {
         return Ok(at.min(len));
     }
-    let mut window = vec![0u8; MAX_LINE];
-    let n = read_full_at(f, &mut window, at - 1)?;
+    window.resize(MAX_LINE, 0);
+    let n = read_full_at(f, window, at - 1)?;
     Ok(
         match memchr::memchr(b'\n', window.get(..n).unwrap_or(&[])) {
             Some(i) => at + i as u64,
@@ -353,13 +358,14 @@ fn scan_parallel(
     let mut bytes = 0u64;
     let mut at = 0u64;
     let mut ends_with_newline = true;
+    let mut window = Vec::new();
     while at < len {
         // This round's segments, each of whole lines.
         let mut bounds = vec![at];
         for i in 1..=threads {
             let want = (at + segment * i as u64).min(len);
             let prev = bounds.last().copied().unwrap_or(at);
-            bounds.push(line_start_from(f, want, len)?.max(prev));
+            bounds.push(line_start_from(f, want, len, &mut window)?.max(prev));
         }
         let results: Vec<std::io::Result<Segment>> = std::thread::scope(|s| {
             let pre = &pre;
