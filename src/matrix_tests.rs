@@ -144,10 +144,11 @@ fn framework_rows() {
     assert!(m.torch("9.9.0").is_none());
     assert_eq!(m.tensorflow("2.16.1").unwrap().cudnn, "8.9");
     assert_eq!(m.jax("0.4.29", 12).unwrap().min_cudnn, "8.9");
-    assert!(
-        m.jax("0.4.30", 12).is_none(),
-        "0.4.30's cuDNN floor is not in the reference"
-    );
+    // 0.4.30's plugin was compiled against cuDNN 9.1.1 (jax-ml/jax#22416), whatever its
+    // metadata's >=9.0 says; the CUDA 11 wheels have the same SM 5.2 floor as CUDA 12's.
+    assert_eq!(m.jax("0.4.30", 12).unwrap().min_cudnn, "9.1");
+    assert_eq!(m.jax("0.4.20", 11).unwrap().min_cc.as_deref(), Some("5.2"));
+    assert_eq!(m.jax("0.4.25", 11).unwrap().min_cc.as_deref(), Some("5.2"));
     assert_eq!(m.jax("0.4.31", 12).unwrap().min_cudnn, "9.1");
     assert_eq!(m.jax("0.10.0", 13).unwrap().min_driver, "580");
     assert!(m.jax("0.4.30", 13).is_none());
@@ -172,6 +173,10 @@ fn framework_rows() {
         m.tensorflow("1.14.0").unwrap().gpu_package.as_deref(),
         Some("tensorflow-gpu")
     );
+    let tf012 = m.tensorflow("0.12.1").unwrap();
+    assert_eq!((tf012.cuda.as_str(), tf012.cudnn.as_str()), ("8.0", "5.1"));
+    assert_eq!(tf012.gpu_package.as_deref(), Some("tensorflow-gpu"));
+    assert_eq!(tf012.libs[0].lib, "libcudart.so.8.0");
 }
 
 #[test]

@@ -56,24 +56,78 @@ fn the_audit_reads_recorded_pypi_metadata() {
     assert!(!torch_line.is_some_and(|l| l.contains("2.11")), "{lacks}");
 
     // The real torch 2.11.0 wheel metadata pins nvidia-cudnn-cu13==9.19.0.56 and
-    // cuda-toolkit==13.0.2 (CUDA 13.0).
+    // cuda-toolkit==13.0.2 (CUDA 13.0). PyPI's wheel is compared with the row's PyPI values (the
+    // variant's `pypi:` override), not with the PyTorch index's wheel of the same tag.
     let row = m.torch("2.11.0").unwrap();
     let v = row.variant(&row.pypi_default).unwrap();
+    let pypi_cudnn = v
+        .pypi
+        .as_ref()
+        .and_then(|p| p.cudnn.as_deref())
+        .or(v.cudnn.as_deref());
     let line = text
         .lines()
         .find(|l| l.contains("torch 2.11.0 (PyPI wheel)"))
         .unwrap_or_else(|| panic!("{text}"));
-    if v.cudnn.as_deref() == Some("9.19.0.56") && v.cuda == "13.0" {
-        assert!(line.ends_with("matches"), "{line}");
+    if pypi_cudnn == Some("9.19.0.56") && v.cuda == "13.0" {
+        assert!(
+            line.contains(": matches (CUDA 13.0; cuDNN 9.19.0.56"),
+            "{line}"
+        );
+        assert!(!pins.contains("torch 2.11.0"), "{pins}");
     } else {
         assert!(pins.contains(line), "{pins}");
-        if v.cudnn.as_deref() != Some("9.19.0.56") {
+        if pypi_cudnn != Some("9.19.0.56") {
             assert!(line.contains("cuDNN 9.19.0.56"), "{line}");
         }
         if v.cuda != "13.0" {
             assert!(line.contains("CUDA 13.0"), "{line}");
         }
     }
+    // The index's wheel keeps its own value, which the audit cannot read and says so.
+    if let (Some(index), Some(pypi)) = (v.cudnn.as_deref(), pypi_cudnn) {
+        assert_eq!(
+            line.contains(&format!(
+                "the index's {} wheel's cuDNN {index} is not read here",
+                v.tag
+            )),
+            index != pypi && !pins.contains(line),
+            "{line}"
+        );
+    }
+    // torch 1.12.1 pins no CUDA package (its CUDA is inside the wheel): the CUDA of its
+    // torch/version.py (recorded: cuda = '10.2') is compared with the row's PyPI variant.
+    let row = m.torch("1.12.1").unwrap();
+    let cuda = &row.variant(&row.pypi_default).unwrap().cuda;
+    let line = text
+        .lines()
+        .find(|l| l.contains("torch 1.12.1 (PyPI wheel)"))
+        .unwrap_or_else(|| panic!("{text}"));
+    if cuda == "10.2" {
+        assert!(line.ends_with("matches (CUDA 10.2)"), "{line}");
+    } else {
+        assert!(pins.contains(line) && line.contains("CUDA 10.2"), "{line}");
+    }
+
+    // jax.json lists 0.4.13, 0.4.30 and 0.12.0.1 (and 0.12.0rc1, not a release). 0.4.13 is
+    // named in compat-matrix/audit-skip.json: it is listed as left out on purpose, with the
+    // reason, never as lacking; 0.4.30 lacks while no row covers it.
+    let skipped = section(&text, "## Left out on purpose");
+    assert!(
+        skipped.contains("- jax 0.4.13: before 0.4.14") && skipped.contains("(https://"),
+        "{skipped}"
+    );
+    let jax_line = lacks
+        .lines()
+        .find(|l| l.starts_with("- **jax**"))
+        .unwrap_or("");
+    assert!(!jax_line.contains("0.4.13"), "{lacks}");
+    let covered = m.jax("0.4.30", 11).is_some()
+        || m.jax("0.4.30", 12).is_some()
+        || m.jax("0.4.30", 13).is_some();
+    assert_eq!(jax_line.contains("0.4.30"), !covered, "{lacks}");
+    assert!(!jax_line.contains("0.12.0.1"), "{lacks}");
+
     // torch 2.15.0 is the package JSON's own version: its requires_dist is read from there.
     if m.torch("2.15.0").is_none() {
         assert!(
@@ -103,4 +157,32 @@ fn the_audit_reads_recorded_pypi_metadata() {
     }
     // Packages without a recorded answer are said, not passed silently.
     assert!(text.contains("- tensorflow: no metadata"), "{text}");
+}
+
+#[test]
+fn a_skip_entry_without_a_reason_or_source_is_refused() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().unwrap();
+    let skip = dir.path().join("skip.json");
+    std::fs::write(
+        &skip,
+        r#"{"skip": [{"package": "jax", "below": "0.4.14", "reason": "old"}]}"#,
+    )
+    .unwrap();
+    let out = Command::new("python3")
+        .arg(root.join("scripts/matrix-audit"))
+        .arg("--gpudoctor")
+        .arg(env!("CARGO_BIN_EXE_gpudoctor"))
+        .arg("--pypi-dir")
+        .arg(root.join("tests/fixtures/pypi"))
+        .arg("--skip")
+        .arg(&skip)
+        .output()
+        .expect("python3 runs scripts/matrix-audit");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("entry 1 needs") && err.contains("source"),
+        "{err}"
+    );
 }
