@@ -8,6 +8,10 @@
 #   - libcudnn.so.9 with libcudnn_graph.so.9 and cudnn_version.h from nvidia-cudnn-cu12
 #     (only those files are unpacked from the wheel), and a copy of libcudnn.so.9 alone, which
 #     aborts in cudnnGetVersion: the probe must survive that.
+#   - Windows files out of the PyPI win_amd64 wheels (scripts/wheel-files.py fetches single
+#     members by HTTP range, about 4 MB in all) into .venv-test/win, laid out as a Windows
+#     site-packages: cudart64_12.dll, cudnn64_9.dll with cudnn_graph64_9.dll, their dist-info,
+#     and torch 2.11.0's version.py and METADATA from PyPI's (CPU-only) Windows wheel.
 # Safe to run again: it does nothing when everything is already there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,7 +24,7 @@ NVCC=nvidia-cuda-nvcc-cu12==12.9.86
 K8S_VALIDATE=kubernetes-validate==1.37.0
 PY=${PYTHON:-python3}
 
-stamp="$VENV/.gpudoctor-test-setup-v3"
+stamp="$VENV/.gpudoctor-test-setup-v4"
 if [ -f "$stamp" ]; then
   exit 0
 fi
@@ -61,5 +65,20 @@ with zipfile.ZipFile(whl) as z:
             with open(os.path.join(out, os.path.basename(member)), "wb") as f:
                 f.write(data)
 PYEOF
+# Windows files, laid out as a site-packages (the tests copy it under a Windows Python prefix).
+win="$VENV/win"
+rm -rf "$win"
+wf() { "$PY" scripts/wheel-files.py "$@"; }
+wf nvidia-cuda-runtime-cu12==12.9.79 win_amd64 \
+  nvidia/cuda_runtime/bin/cudart64_12.dll="$win/nvidia/cuda_runtime/bin/cudart64_12.dll" \
+  nvidia_cuda_runtime_cu12-12.9.79.dist-info/METADATA="$win/nvidia_cuda_runtime_cu12-12.9.79.dist-info/METADATA"
+wf nvidia-cudnn-cu12==9.1.0.70 win_amd64 \
+  nvidia/cudnn/bin/cudnn64_9.dll="$win/nvidia/cudnn/bin/cudnn64_9.dll" \
+  nvidia/cudnn/bin/cudnn_graph64_9.dll="$win/nvidia/cudnn/bin/cudnn_graph64_9.dll" \
+  nvidia/cudnn/include/cudnn_version.h="$win/nvidia/cudnn/include/cudnn_version.h" \
+  nvidia_cudnn_cu12-9.1.0.70.dist-info/METADATA="$win/nvidia_cudnn_cu12-9.1.0.70.dist-info/METADATA"
+wf torch==2.11.0 cp311-cp311-win_amd64 \
+  torch/version.py="$win/torch/version.py" \
+  torch-2.11.0.dist-info/METADATA="$win/torch-2.11.0.dist-info/METADATA"
 date -u > "$stamp"
 echo "test setup: $VENV ready"

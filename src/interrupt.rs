@@ -8,6 +8,7 @@ use std::time::Duration;
 
 static SIGNAL: AtomicI32 = AtomicI32::new(0);
 
+#[cfg(unix)]
 extern "C" fn on_signal(sig: libc::c_int) {
     // Only an atomic store: async-signal-safe.
     SIGNAL.store(sig, Ordering::SeqCst);
@@ -24,6 +25,11 @@ pub fn watch(done: Arc<AtomicBool>) -> Arc<AtomicBool> {
         libc::signal(libc::SIGINT, h);
         libc::signal(libc::SIGTERM, h);
     }
+    #[cfg(windows)]
+    // SAFETY: on_console_event only stores to an atomic; it runs on a thread Windows creates.
+    unsafe {
+        windows_sys::Win32::System::Console::SetConsoleCtrlHandler(Some(on_console_event), 1);
+    }
     let s = stop.clone();
     let _ = std::thread::Builder::new()
         .name("signals".into())
@@ -37,6 +43,20 @@ pub fn watch(done: Arc<AtomicBool>) -> Arc<AtomicBool> {
             }
         });
     stop
+}
+
+/// Ctrl-C becomes SIGINT (exit 130), Ctrl-Break and closing the console SIGTERM (exit 143): the
+/// same stop, partial report and exit codes as on Linux.
+#[cfg(windows)]
+unsafe extern "system" fn on_console_event(event: u32) -> windows_sys::core::BOOL {
+    use windows_sys::Win32::System::Console::{CTRL_BREAK_EVENT, CTRL_CLOSE_EVENT, CTRL_C_EVENT};
+    let sig = match event {
+        CTRL_C_EVENT => 2,
+        CTRL_BREAK_EVENT | CTRL_CLOSE_EVENT => 15,
+        _ => return 0,
+    };
+    SIGNAL.store(sig, Ordering::SeqCst);
+    1
 }
 
 /// The signal received, if any: SIGINT (2) or SIGTERM (15).

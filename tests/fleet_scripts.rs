@@ -2,7 +2,8 @@
 //! node-problem-detector plugin (NPD's protocol), and the Kubernetes manifests, validated by
 //! kubernetes-validate with its bundled API schemas. The Slurm health check is tested against a
 //! real Slurm by scripts/test-slurm.sh (.ci/run runs it).
-
+// Linux only: the fleet scripts are shell scripts for Linux nodes.
+#![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
 
 mod common;

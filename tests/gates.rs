@@ -9,7 +9,9 @@
 
 mod common;
 
-use common::{finding, fixtures, Run};
+#[cfg(unix)]
+use common::finding;
+use common::{fixtures, Run};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -437,6 +439,7 @@ fn stress_junit_on_a_machine_with_no_gpu_skips_the_tests_that_did_not_run() {
 // --deep timeouts and progress
 
 /// A `python3` whose imports hang: it answers everything else as the real one does.
+#[cfg(unix)]
 fn slow_python(dir: &Path) -> PathBuf {
     let real = ["/usr/bin/python3", "/usr/local/bin/python3"]
         .into_iter()
@@ -455,6 +458,7 @@ fn slow_python(dir: &Path) -> PathBuf {
     p
 }
 
+#[cfg(unix)]
 #[test]
 fn a_deep_import_that_times_out_is_a_probe_timeout_finding_with_the_fix() {
     let d = tempfile::tempdir().unwrap();
@@ -513,6 +517,7 @@ fn a_deep_import_that_times_out_is_a_probe_timeout_finding_with_the_fix() {
     );
 }
 
+#[cfg(unix)]
 #[test]
 fn long_probes_show_progress_on_a_terminal() {
     if Command::new("script").arg("--version").output().is_err() {
@@ -684,6 +689,7 @@ fn the_fleet_scripts_say_how_to_install_a_missing_binary() {
     }
 }
 
+#[cfg(unix)]
 #[test]
 fn the_fleet_scripts_find_the_binary_in_cargo_bin() {
     let home = tempfile::tempdir().unwrap();

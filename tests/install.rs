@@ -3,7 +3,8 @@
 //! scripts/install.sh (run by `sh`, dash on Debian: POSIX only) verifies and installs it into a
 //! temporary prefix. Also scripts/check-glibc.sh, which release.sh trusts to reject a binary
 //! that needs a glibc newer than 2.17, on the binary built here.
-
+// Linux only: install.sh installs Linux release archives.
+#![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};

@@ -1,7 +1,8 @@
 //! `check` through a stand-in `libcuda.so.1` (tests/standin/libcuda.c, built here with `cc`):
 //! a driver whose cuInit hangs, crashes or answers nonsense never takes gpudoctor down or past
 //! its deadline.
-
+// Linux only: the stand-ins are ELF shared objects built with cc.
+#![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
 
 mod common;

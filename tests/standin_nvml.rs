@@ -5,7 +5,8 @@
 //! strings, and text printed on standard output. Whatever NVML does, `check` prints a valid
 //! report with a finding that names what went wrong, within --timeout + 1 s; never exit 0 on a
 //! broken driver, never exit 2, never a panic.
-
+// Linux only: the stand-ins are ELF shared objects built with cc.
+#![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
 
 mod common;

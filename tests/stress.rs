@@ -6,7 +6,7 @@
 
 mod common;
 
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -516,12 +516,13 @@ fn a_watch_that_hangs_does_not_hang_the_run() {
     );
 }
 
+#[cfg(unix)]
 fn interrupted(signal: i32, code: i32) {
     let child = bin()
         .env("GPUDOCTOR_SIM_GPUS", "2")
         .args(["stress", "--minutes", "10", "--json"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_millis(1500));
@@ -557,11 +558,13 @@ fn interrupted(signal: i32, code: i32) {
     );
 }
 
+#[cfg(unix)]
 #[test]
 fn ctrl_c_gives_130_and_the_partial_report() {
     interrupted(libc::SIGINT, 130);
 }
 
+#[cfg(unix)]
 #[test]
 fn sigterm_gives_143() {
     interrupted(libc::SIGTERM, 143);

@@ -2,7 +2,8 @@
 //! GPU (GPUDOCTOR_SIM_GPUS) with a stand-in `nvidia-smi` that prints a UUID and serial numbers:
 //! eight files at most, every step in the summary with its exit status, the stress figures, and
 //! nothing identifying left in any file.
-
+// Linux only: the validation kit is a bash script.
+#![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
 
 use std::os::unix::fs::PermissionsExt;

@@ -3,12 +3,15 @@
 //! made and printed, the files saved. gpudoctor exits with the command's status; its own
 //! failures after the command started are one line on stderr.
 
+#[cfg(target_os = "linux")]
 use super::*;
 use crate::app::Output;
 use crate::cli::RunArgs;
+#[cfg(target_os = "linux")]
 use crate::report::ExitStatus;
 
 /// The files `--save DIR` writes.
+#[cfg(target_os = "linux")]
 const SAVED: [&str; 4] = [
     "report.json",
     "output.tail",

@@ -157,14 +157,15 @@ pub fn device_nodes(root: &Path) -> Probed<Vec<DeviceNode>> {
 fn node(p: &Path) -> DeviceNode {
     DeviceNode {
         path: sanitize::clean_line(&p.to_string_lossy(), 200),
-        readable: access(p, libc::R_OK),
-        writable: access(p, libc::W_OK),
+        readable: access(p, false),
+        writable: access(p, true),
     }
 }
 
 #[cfg(unix)]
-fn access(p: &Path, mode: libc::c_int) -> bool {
+fn access(p: &Path, write: bool) -> bool {
     use std::os::unix::ffi::OsStrExt;
+    let mode = if write { libc::W_OK } else { libc::R_OK };
     let Ok(c) = std::ffi::CString::new(p.as_os_str().as_bytes()) else {
         return false;
     };
@@ -173,7 +174,7 @@ fn access(p: &Path, mode: libc::c_int) -> bool {
 }
 
 #[cfg(not(unix))]
-fn access(p: &Path, _mode: i32) -> bool {
+fn access(p: &Path, _write: bool) -> bool {
     p.exists()
 }
 

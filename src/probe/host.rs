@@ -113,6 +113,7 @@ fn container(root: &Path, env: &dyn Fn(&str) -> Option<String>) -> (Option<Strin
 mod tests;
 
 /// This machine's hostname (for `--policy` node classes), or None when it cannot be read.
+#[cfg(unix)]
 pub fn hostname() -> Option<String> {
     let mut buf = [0u8; 256];
     // SAFETY: the buffer is as long as we say; gethostname NUL-terminates within it or fails.
@@ -122,5 +123,13 @@ pub fn hostname() -> Option<String> {
     }
     let end = buf.iter().position(|b| *b == 0).unwrap_or(buf.len());
     let h = String::from_utf8_lossy(buf.get(..end).unwrap_or(&[])).into_owned();
+    (!h.is_empty()).then(|| crate::sanitize::clean_line(&h, 253))
+}
+
+/// This machine's name: Windows sets COMPUTERNAME for every process (the NetBIOS name, as
+/// `hostname.exe` prints it).
+#[cfg(not(unix))]
+pub fn hostname() -> Option<String> {
+    let h = std::env::var("COMPUTERNAME").ok()?;
     (!h.is_empty()).then(|| crate::sanitize::clean_line(&h, 253))
 }

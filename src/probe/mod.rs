@@ -14,10 +14,12 @@ pub mod libquery;
 pub mod nvml;
 pub mod nvml_health;
 pub mod nvml_watch;
+pub mod pe;
 pub mod python;
 pub mod sacrificial;
 pub mod tegra;
 pub mod trace;
+pub mod windows;
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -90,17 +92,21 @@ pub fn probe_all(opts: &ProbeOptions) -> Snapshot {
     snap.env = env::probe(&getenv);
 
     let root = opts.root.clone();
-    let host = deadline::spawn("host", move || host::probe(&root, &getenv));
+    let host = deadline::spawn("host", move || {
+        if cfg!(windows) {
+            windows::host(&getenv)
+        } else {
+            host::probe(&root, &getenv)
+        }
+    });
 
     let root = opts.root.clone();
-    let files = deadline::spawn("driver-files", move || Driver {
-        kernel_module: driver::kernel_module(&root),
-        sys_module_version: driver::sys_module_version(&root),
-        nouveau_loaded: driver::nouveau_loaded(&root),
-        pci_devices: driver::pci_devices(&root),
-        device_nodes: driver::device_nodes(&root),
-        daemons: driver::daemons(&root),
-        ..Default::default()
+    let files = deadline::spawn("driver-files", move || {
+        if cfg!(windows) {
+            windows::driver_files(&root)
+        } else {
+            linux_driver_files(&root)
+        }
     });
 
     let progress: nvml_health::Progress = std::sync::Arc::default();
@@ -112,7 +118,11 @@ pub fn probe_all(opts: &ProbeOptions) -> Snapshot {
     let root = opts.root.clone();
     let (window, log_limit) = (opts.log_window_hours, opts.timeout);
     let klog = deadline::spawn("kernel-log", move || {
-        kernel_log::probe(&root, window, log_limit)
+        if cfg!(windows) {
+            windows::event_log(window, log_limit)
+        } else {
+            kernel_log::probe(&root, window, log_limit)
+        }
     });
 
     let helper = opts.helper.clone();
@@ -283,12 +293,29 @@ pub fn probe_all(opts: &ProbeOptions) -> Snapshot {
         r.detail = nvml_crash;
     }
     snap.probes = runs;
-    snap.uptime_seconds = std::fs::read_to_string(opts.root.join("proc/uptime"))
-        .ok()
-        .and_then(|t| t.split_whitespace().next()?.parse().ok());
+    snap.uptime_seconds = if cfg!(windows) {
+        windows::uptime_seconds()
+    } else {
+        std::fs::read_to_string(opts.root.join("proc/uptime"))
+            .ok()
+            .and_then(|t| t.split_whitespace().next()?.parse().ok())
+    };
     snap.schema = SNAPSHOT_SCHEMA.to_string();
     trace::line("probes done");
     snap
+}
+
+/// The driver as Linux's file system shows it (`/proc`, `/sys`, `/dev`, the daemons).
+fn linux_driver_files(root: &std::path::Path) -> Driver {
+    Driver {
+        kernel_module: driver::kernel_module(root),
+        sys_module_version: driver::sys_module_version(root),
+        nouveau_loaded: driver::nouveau_loaded(root),
+        pci_devices: driver::pci_devices(root),
+        device_nodes: driver::device_nodes(root),
+        daemons: driver::daemons(root),
+        ..Default::default()
+    }
 }
 
 /// NVML's library, as the probe names it.

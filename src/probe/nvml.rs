@@ -195,7 +195,7 @@ fn gpu(nvml: &Nvml, index: u32, progress: &Progress, deep: bool) -> Gpu {
             .map(|c| format!("{}.{}", c.major, c.minor)),
         memory: memory(nvml, &dev),
         processes: processes(nvml, &dev),
-        persistence_mode: p(dev.is_in_persistent_mode()),
+        persistence_mode: persistence(&dev),
         compute_mode: p(dev.compute_mode()).map(|m| {
             match m {
                 ComputeMode::Default => "default",
@@ -372,4 +372,18 @@ fn process_name(pid: u32) -> Option<String> {
     std::fs::read_to_string(format!("/proc/{pid}/comm"))
         .ok()
         .map(|s| sanitize::clean_line(s.trim(), 64))
+}
+
+/// Persistence mode is a Linux setting (nvmlDeviceGetPersistenceMode: "Linux only").
+#[cfg(unix)]
+fn persistence(dev: &nvml_wrapper::Device) -> Probed<bool> {
+    p(dev.is_in_persistent_mode())
+}
+
+#[cfg(not(unix))]
+fn persistence(_dev: &nvml_wrapper::Device) -> Probed<bool> {
+    Probed::absent_code(
+        "not_applicable",
+        "persistence mode exists on Linux only; Windows keeps the driver loaded",
+    )
 }

@@ -28,66 +28,21 @@ impl NvmlMonitor {
     /// None when NVML does not load (no driver): stress then runs without a watch.
     pub fn open() -> Option<NvmlMonitor> {
         let nvml: &'static Nvml = Box::leak(Box::new(Nvml::init().ok()?));
-        let mut events = Vec::new();
-        let mut unwatched = Vec::new();
         let count = nvml
             .device_count()
             .unwrap_or(0)
             .min(crate::probe::nvml::MAX_GPUS);
-        for i in 0..count {
-            super::trace::line(&format!("GPU {i}: nvmlDeviceGetSupportedEventTypes"));
-            let Ok(dev) = nvml.device_by_index(i) else {
-                unwatched.push((i, "nvmlDeviceGetHandleByIndex failed".to_string()));
-                continue;
-            };
-            let supported = match dev.supported_event_types() {
-                Ok(t) => t,
-                Err(e) => {
-                    unwatched.push((i, format!("nvmlDeviceGetSupportedEventTypes: {e}")));
-                    continue;
-                }
-            };
-            // Xid events first; double-bit ECC events only where ECC is on (GeForce and
-            // ECC-off GPUs refuse them).
-            let mut wanted = Vec::new();
-            if supported.contains(EventTypes::CRITICAL_XID_ERROR) {
-                wanted.push(EventTypes::CRITICAL_XID_ERROR);
-            } else {
-                unwatched.push((
-                    i,
-                    "the driver offers no Xid events for this GPU (nvmlDeviceGetSupportedEventTypes); on MIG without root only whole-device events are seen".to_string(),
-                ));
-            }
-            if supported.contains(EventTypes::DOUBLE_BIT_ECC_ERROR) {
-                wanted.push(EventTypes::DOUBLE_BIT_ECC_ERROR);
-            }
-            let mut set = None;
-            for t in wanted {
-                super::trace::line(&format!("GPU {i}: nvmlDeviceRegisterEvents({t:?})"));
-                let s = match set.take() {
-                    Some(s) => s,
-                    None => match nvml.create_event_set() {
-                        Ok(s) => s,
-                        Err(e) => {
-                            unwatched.push((i, format!("nvmlEventSetCreate: {e}")));
-                            break;
-                        }
-                    },
-                };
-                match dev.register_events(t, s) {
-                    Ok(s) => set = Some(s),
-                    Err(e) => {
-                        if t == EventTypes::CRITICAL_XID_ERROR {
-                            unwatched
-                                .push((i, format!("nvmlDeviceRegisterEvents(Xid): {}", e.error)));
-                        }
-                    }
-                }
-            }
-            if let Some(s) = set {
-                events.push(s);
-            }
-        }
+        #[cfg(unix)]
+        let (events, unwatched) = register_xid_events(nvml, count);
+        // NVML's events exist on Linux only (nvmlDeviceRegisterEvents: "Linux only"); on
+        // Windows the Event Log's nvlddmkm entries stand in, read after the run.
+        #[cfg(not(unix))]
+        let (events, unwatched) = (
+            Vec::new(),
+            (0..count)
+                .map(|i| (i, "NVML has no Xid events on Windows; the Event Log (nvlddmkm) is read instead".to_string()))
+                .collect(),
+        );
         Some(NvmlMonitor {
             nvml,
             events,
@@ -95,6 +50,70 @@ impl NvmlMonitor {
             count,
         })
     }
+}
+
+/// One event set per GPU for Xid (and double-bit ECC) events, and the GPUs left unwatched.
+#[cfg(unix)]
+fn register_xid_events(
+    nvml: &'static Nvml,
+    count: u32,
+) -> (Vec<EventSet<'static>>, Vec<(u32, String)>) {
+    let mut events = Vec::new();
+    let mut unwatched = Vec::new();
+    for i in 0..count {
+        super::trace::line(&format!("GPU {i}: nvmlDeviceGetSupportedEventTypes"));
+        let Ok(dev) = nvml.device_by_index(i) else {
+            unwatched.push((i, "nvmlDeviceGetHandleByIndex failed".to_string()));
+            continue;
+        };
+        let supported = match dev.supported_event_types() {
+            Ok(t) => t,
+            Err(e) => {
+                unwatched.push((i, format!("nvmlDeviceGetSupportedEventTypes: {e}")));
+                continue;
+            }
+        };
+        // Xid events first; double-bit ECC events only where ECC is on (GeForce and
+        // ECC-off GPUs refuse them).
+        let mut wanted = Vec::new();
+        if supported.contains(EventTypes::CRITICAL_XID_ERROR) {
+            wanted.push(EventTypes::CRITICAL_XID_ERROR);
+        } else {
+            unwatched.push((
+                i,
+                "the driver offers no Xid events for this GPU (nvmlDeviceGetSupportedEventTypes); on MIG without root only whole-device events are seen".to_string(),
+            ));
+        }
+        if supported.contains(EventTypes::DOUBLE_BIT_ECC_ERROR) {
+            wanted.push(EventTypes::DOUBLE_BIT_ECC_ERROR);
+        }
+        let mut set = None;
+        for t in wanted {
+            super::trace::line(&format!("GPU {i}: nvmlDeviceRegisterEvents({t:?})"));
+            let s = match set.take() {
+                Some(s) => s,
+                None => match nvml.create_event_set() {
+                    Ok(s) => s,
+                    Err(e) => {
+                        unwatched.push((i, format!("nvmlEventSetCreate: {e}")));
+                        break;
+                    }
+                },
+            };
+            match dev.register_events(t, s) {
+                Ok(s) => set = Some(s),
+                Err(e) => {
+                    if t == EventTypes::CRITICAL_XID_ERROR {
+                        unwatched.push((i, format!("nvmlDeviceRegisterEvents(Xid): {}", e.error)));
+                    }
+                }
+            }
+        }
+        if let Some(s) = set {
+            events.push(s);
+        }
+    }
+    (events, unwatched)
 }
 
 impl Monitor for NvmlMonitor {

@@ -50,6 +50,7 @@ pub fn rss(proc_root: &Path, pid: u32) -> Option<u64> {
     Some(pages * page_size())
 }
 
+#[cfg(unix)]
 fn page_size() -> u64 {
     // SAFETY: sysconf has no preconditions.
     let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
@@ -58,6 +59,11 @@ fn page_size() -> u64 {
     } else {
         4096
     }
+}
+
+#[cfg(not(unix))]
+fn page_size() -> u64 {
+    4096
 }
 
 /// A process's name (/proc/PID/comm), cleaned for printing.

@@ -52,6 +52,7 @@ pub fn finding<'a>(report: &'a serde_json::Value, rule: &str) -> &'a serde_json:
 
 impl Run {
     /// gpudoctor with an environment holding only PATH (system directories) and HOME.
+    #[cfg(not(windows))]
     pub fn new() -> Run {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_gpudoctor"));
         cmd.env_clear()
@@ -60,6 +61,22 @@ impl Run {
                 "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
             )
             .env("HOME", "/nonexistent-home")
+            .env("NO_COLOR", "1");
+        Run { cmd }
+    }
+    /// gpudoctor with an environment holding only what every Windows process has (SystemRoot,
+    /// windir, the system PATH, the profile folders), pointed at a profile that does not exist.
+    #[cfg(windows)]
+    pub fn new() -> Run {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_gpudoctor"));
+        let sysroot = std::env::var("SystemRoot").unwrap_or_else(|_| r"C:\windows".to_string());
+        cmd.env_clear()
+            .env("SystemRoot", &sysroot)
+            .env("windir", &sysroot)
+            .env("PATH", format!(r"{sysroot}\system32;{sysroot}"))
+            .env("PATHEXT", ".COM;.EXE;.BAT;.CMD")
+            .env("USERPROFILE", r"C:\nonexistent-home")
+            .env("LOCALAPPDATA", r"C:\nonexistent-home\AppData\Local")
             .env("NO_COLOR", "1");
         Run { cmd }
     }
@@ -113,7 +130,7 @@ pub fn test_venv() -> Option<PathBuf> {
     let v = std::env::var("GPUDOCTOR_TEST_VENV")
         .map(PathBuf::from)
         .unwrap_or_else(|_| Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv-test"));
-    if v.join(".gpudoctor-test-setup-v3").exists() {
+    if v.join(".gpudoctor-test-setup-v4").exists() {
         return Some(v);
     }
     if std::env::var("GPUDOCTOR_SKIP_PYPI_TESTS").as_deref() == Ok("1") {

@@ -1,0 +1,62 @@
+//! The Windows build, run under Wine by scripts/test-windows.sh: what a Windows user without a
+//! driver sees. Other `tests/windows_*.rs` files test the Windows probes on recorded data.
+#![cfg(windows)]
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+use common::Run;
+
+/// Words that only a Linux probe or a Linux fix would print.
+const LINUX_ONLY: &[&str] = &[
+    "/proc",
+    "/etc/",
+    "/dev/nvidia",
+    "dmesg",
+    "journalctl",
+    "sudo ",
+    "systemctl",
+    "ubuntu-drivers",
+    "Debian",
+    "docker",
+    "LD_LIBRARY_PATH",
+    "libnvidia-ml.so",
+    "libcuda.so",
+];
+
+#[test]
+fn check_without_a_driver_says_so_in_windows_terms_and_exits_1() {
+    let ran = Run::new().args(["check", "--color", "never"]).run();
+    assert_eq!(ran.code, 1, "{}\n{}", ran.stdout, ran.stderr);
+    assert!(ran.stdout.contains("nvml.dll"), "{}", ran.stdout);
+    assert!(ran.stdout.contains("nvcuda.dll"), "{}", ran.stdout);
+    for w in LINUX_ONLY {
+        assert!(
+            !ran.stdout.contains(w),
+            "the Windows report mentions {w:?}:\n{}",
+            ran.stdout
+        );
+    }
+}
+
+#[test]
+fn the_json_report_says_windows() {
+    let ran = Run::new().args(["check", "--format", "json"]).run();
+    assert_eq!(ran.code, 1, "{}", ran.stderr);
+    let j = ran.json();
+    let host = &j["snapshot"]["host"]["value"];
+    assert_eq!(host["os"], "windows", "{host:#}");
+    assert!(host["container"].is_null(), "{host:#}");
+}
+
+#[test]
+fn explain_answers_the_keras_crash_codes() {
+    for code in ["-1073740791", "3221226505", "0xC0000409"] {
+        let ran = Run::new().args(["explain", code]).run();
+        assert_eq!(ran.code, 0, "{code}: {}", ran.stderr);
+        assert!(
+            ran.stdout.contains("STATUS_STACK_BUFFER_OVERRUN"),
+            "{code}: {}",
+            ran.stdout
+        );
+    }
+}
