@@ -12,7 +12,7 @@ pub const RULE: Rule = Rule {
         category: Category::DriverMissing,
         area: Area::Driver,
         summary: "No usable NVIDIA driver: module not loaded, nouveau bound, libraries or device nodes missing",
-        what: "Looks for the NVIDIA kernel module (/proc/driver/nvidia/version, /sys/module/nvidia), the user-space driver (NVML, libcuda.so.1), the /dev/nvidia* device nodes, and the nouveau driver.",
+        what: "Looks for the NVIDIA kernel module (/proc/driver/nvidia/version, /sys/module/nvidia), the user-space driver (NVML, libcuda.so.1), the /dev/nvidia* device nodes, and the nouveau driver. On Windows: whether nvml.dll or nvcuda.dll loads.",
         why: "Without all of them no CUDA program can use a GPU: frameworks fall back to the CPU or fail with 'no CUDA-capable device is detected' / 'NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver'.",
         fix: "Install the NVIDIA driver for your distribution, blacklist nouveau, load the module (modprobe nvidia) and create the device nodes (nvidia-modprobe).",
     },
@@ -31,6 +31,9 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
     if s.host.get().is_some_and(|h| h.tegra.is_some()) {
         // A Jetson has no nvidia module and no PCI GPU by design: host.tegra reports it.
         return Vec::new();
+    }
+    if super::windows_fixes::on_windows(s) {
+        return on_windows(ctx, doc);
     }
     let pci = d.pci_devices.get().cloned().unwrap_or_default();
     let gpus_on_bus: Vec<_> = pci.iter().filter(|p| p.is_gpu()).collect();
@@ -160,4 +163,31 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
         .fix(fix_text, &cmds)
         .evidence(evidence)
         .link(INSTALL_LINK)]
+}
+
+/// Windows has no kernel module or device nodes to look at: the driver is there when NVML
+/// (`nvml.dll`) or the CUDA driver (`nvcuda.dll`) loads.
+fn on_windows(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
+    if ctx.driver_present() {
+        return Vec::new();
+    }
+    let d = &ctx.snap.driver;
+    let nvml = d.nvml.reason().unwrap_or("nvml.dll could not be loaded");
+    vec![doc
+        .finding(
+            Severity::Error,
+            "No NVIDIA driver found",
+            format!(
+                "Neither NVML (nvml.dll) nor the CUDA driver (nvcuda.dll) could be loaded ({nvml}), so no CUDA program can use a GPU: PyTorch reports torch.cuda.is_available() as False and TensorFlow lists no GPU. Without an NVIDIA GPU, or with only Windows' basic display driver, this is what Windows shows."
+            ),
+        )
+        .fix(
+            "Install the NVIDIA driver for your GPU from NVIDIA's download page (GeForce and RTX: the Game Ready or Studio driver; data-centre GPUs: the Data Center driver), then restart Windows. To see which GPU and display driver Windows has:",
+            &[
+                "Get-CimInstance Win32_VideoController | Format-List Name, DriverVersion, Status",
+                "Start-Process 'https://www.nvidia.com/en-us/drivers/'",
+            ],
+        )
+        .evidence(json!({"nvml": d.nvml.reason(), "nvcuda": d.libcuda.reason()}))
+        .link(super::windows_fixes::DRIVER_DOWNLOAD)]
 }

@@ -43,6 +43,7 @@ mod stress_run;
 mod stress_watch;
 mod stub_libcuda;
 mod unloadable_library;
+pub mod windows_fixes;
 
 use crate::matrix::Matrix;
 use crate::report::{Area, Category, Finding, Fix, Severity};
@@ -291,10 +292,18 @@ fn known(docs: &[RuleDoc]) -> String {
 
 /// Runs the selected rules.
 pub fn evaluate(ctx: &Context, sel: &Selection) -> Vec<Finding> {
+    let windows = windows_fixes::on_windows(ctx.snap);
     all()
         .into_iter()
-        .filter(|r| sel.selects(&r.doc))
+        .filter(|r| sel.selects(&r.doc) && windows_fixes::applies(ctx.snap, r.doc.id))
         .flat_map(|r| (r.check)(ctx, &r.doc))
+        .map(|f| {
+            if windows {
+                windows_fixes::for_windows(f)
+            } else {
+                f
+            }
+        })
         .collect()
 }
 

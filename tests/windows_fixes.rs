@@ -1,0 +1,161 @@
+//! The Linux snapshots of tests/fixtures, judged as if they came from Windows
+//! (`--assume os=windows`): the Linux-only rules do not run and every fix is in Windows terms.
+//! This runs on Linux and, with the Windows build, under Wine (scripts/test-windows.sh).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+use common::{fixtures, Run};
+
+/// Words a Windows user could not act on.
+const LINUX_ONLY: &[&str] = &[
+    "sudo ",
+    "dmesg",
+    "journalctl",
+    "systemctl",
+    "ubuntu-drivers",
+    "modprobe",
+    "LD_LIBRARY_PATH",
+    "libcuda.so",
+    "libnvidia-ml.so",
+    "/dev/nvidia",
+];
+
+fn check(snapshot: &str, os: &str, extra: &[&str]) -> serde_json::Value {
+    let ran = Run::new()
+        .args(["check", "--format", "json", "--assume"])
+        .args([format!("os={os}")])
+        .args(extra)
+        .args(["--snapshot"])
+        .arg_path(&fixtures().join("snapshots").join(snapshot))
+        .run();
+    assert!(ran.code == 0 || ran.code == 1, "{}", ran.stderr);
+    ran.json()
+}
+
+fn findings(report: &serde_json::Value) -> Vec<&serde_json::Value> {
+    report["findings"].as_array().unwrap().iter().collect()
+}
+
+fn rule_ids(report: &serde_json::Value) -> Vec<String> {
+    findings(report)
+        .iter()
+        .map(|f| f["rule"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn assert_windows_terms(report: &serde_json::Value) {
+    for f in findings(report) {
+        let text = format!(
+            "{}\n{}\n{}\n{}",
+            f["title"], f["detail"], f["fix"]["text"], f["fix"]["commands"]
+        );
+        for w in LINUX_ONLY {
+            assert!(!text.contains(w), "{} mentions {w:?}:\n{text}", f["rule"]);
+        }
+    }
+}
+
+/// A real Debian 12 container without GPU access: on Linux, the container and driver findings
+/// with Linux commands; as Windows, no container rule and the driver in Windows terms.
+#[test]
+fn a_machine_without_a_driver_on_windows() {
+    let linux = check("debian12-docker-nodriver.json", "linux", &[]);
+    let ids = rule_ids(&linux);
+    assert!(ids.contains(&"container.no-gpu".to_string()), "{ids:?}");
+    assert!(ids.contains(&"driver.missing".to_string()), "{ids:?}");
+
+    let win = check("debian12-docker-nodriver.json", "windows", &[]);
+    let ids = rule_ids(&win);
+    assert!(!ids.contains(&"container.no-gpu".to_string()), "{ids:?}");
+    assert_eq!(win["verdict"], "fail");
+    let missing = common::finding(&win, "driver.missing");
+    let detail = missing["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("nvml.dll") && detail.contains("nvcuda.dll"),
+        "{detail}"
+    );
+    let cmds = missing["fix"]["commands"].to_string();
+    assert!(cmds.contains("Win32_VideoController"), "{cmds}");
+    assert_windows_terms(&win);
+}
+
+/// A real H100 snapshot with a driver too old for its torch build: the Linux fix installs a
+/// driver with ubuntu-drivers; the Windows fix opens NVIDIA's driver page and restarts.
+#[test]
+fn an_old_driver_on_windows() {
+    let linux = check(
+        "h100-580.159.04-real.json",
+        "linux",
+        &[
+            "--assume",
+            "driver=470.82.01",
+            "--assume",
+            "torch=2.3.0+cu121",
+        ],
+    );
+    let old = common::finding(&linux, "compat.driver-too-old");
+    assert!(
+        old["fix"]["commands"]
+            .to_string()
+            .contains("ubuntu-drivers"),
+        "{old:#}"
+    );
+
+    let win = check(
+        "h100-580.159.04-real.json",
+        "windows",
+        &[
+            "--assume",
+            "driver=470.82.01",
+            "--assume",
+            "torch=2.3.0+cu121",
+        ],
+    );
+    let old = common::finding(&win, "compat.driver-too-old");
+    let cmds: Vec<&str> = old["fix"]["commands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        cmds.get(..2),
+        Some(
+            &[
+                "Start-Process 'https://www.nvidia.com/en-us/drivers/'",
+                "shutdown /r /t 0"
+            ][..]
+        ),
+        "{old:#}"
+    );
+    let text = old["fix"]["text"].as_str().unwrap();
+    assert!(text.contains("then restart Windows"), "{text}");
+    assert_windows_terms(&win);
+}
+
+/// The human report gives the same fixes in Windows terms. (The probe lines of these recorded
+/// Linux snapshots name Linux libraries; tests/windows.rs checks a whole Windows report.)
+#[test]
+fn the_text_report_on_windows() {
+    let ran = Run::new()
+        .args([
+            "check",
+            "--color",
+            "never",
+            "--assume",
+            "os=windows",
+            "--snapshot",
+        ])
+        .arg_path(&fixtures().join("snapshots/debian12-docker-nodriver.json"))
+        .run();
+    assert_eq!(ran.code, 1, "{}", ran.stderr);
+    assert!(
+        ran.stdout
+            .contains("$ Get-CimInstance Win32_VideoController"),
+        "{}",
+        ran.stdout
+    );
+    for w in ["sudo ", "ubuntu-drivers", "docker run"] {
+        assert!(!ran.stdout.contains(w), "mentions {w:?}:\n{}", ran.stdout);
+    }
+}
