@@ -29,6 +29,11 @@ pub struct Sources {
     pub toolkit_roots: Vec<PathBuf>,
     /// gpudoctor's own executable, used as the library helper.
     pub helper: Option<PathBuf>,
+    /// Search as Windows does: the DLLs on PATH, the toolkits under Program Files and the
+    /// `CUDA_PATH_V*` variables (in `cuda_home`), `bin` and `bin\x64` rather than `lib64`.
+    pub windows: bool,
+    /// `%ProgramFiles%` on Windows: `NVIDIA GPU Computing Toolkit\CUDA\v*` and `NVIDIA\CUDNN\v*`.
+    pub program_files: Option<PathBuf>,
 }
 
 pub struct Found {
@@ -70,8 +75,25 @@ fn classify(name: &str) -> Option<Which> {
     None
 }
 
-/// The major version a library's name carries: `.so.12` → 12, `.so.11.0` → 11.
+/// The major version a library's name carries: `.so.12` → 12, `.so.11.0` → 11; and Windows'
+/// `cudart64_12.dll` → 12, `cudart64_110.dll` → 11 (every 11.x), `cudart64_101.dll` → 10,
+/// `cudart64_90.dll` → 9, `cudnn64_8.dll` → 8: up to CUDA 10.2 the DLL name carried major and
+/// minor, 11.x kept `_110`, 12 and later carry the major only.
 pub fn soname_major(name: &str) -> Option<u32> {
+    if let Some(stem) = name.strip_suffix(".dll") {
+        let digits = stem.rsplit('_').next()?;
+        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        let n: u32 = digits.parse().ok()?;
+        return match digits.len() {
+            1 => Some(n),
+            2 if n >= 20 => Some(n / 10),
+            2 => Some(n),
+            3 => Some(n / 10),
+            _ => None,
+        };
+    }
     let after = name.split(".so.").nth(1)?;
     after.split('.').next()?.parse().ok()
 }
@@ -110,6 +132,16 @@ pub fn probe(src: &Sources, envs: &[PythonEnv], limit: Instant) -> Found {
             }
         }
     }
+    if src.windows {
+        // Windows finds DLLs on PATH (after the program's own folder and System32).
+        if let Some(path) = &src.path_var {
+            for d in std::env::split_paths(path) {
+                if !d.as_os_str().is_empty() {
+                    dirs.push((d, "PATH".to_string(), true));
+                }
+            }
+        }
+    }
     for d in &dirs {
         scan_dir(&d.0, &d.1, d.2, &mut hits);
     }
@@ -131,7 +163,12 @@ pub fn probe(src: &Sources, envs: &[PythonEnv], limit: Instant) -> Found {
     let toolkits = toolkits(src, limit);
     for t in &toolkits {
         let root = Path::new(&t.root);
-        let mut lib_dirs = vec![root.join("lib64"), root.join("lib")];
+        let mut lib_dirs = if src.windows {
+            // CUDA 13 moved the DLLs to bin\x64.
+            vec![root.join("bin"), root.join("bin").join("x64")]
+        } else {
+            vec![root.join("lib64"), root.join("lib")]
+        };
         if let Ok(rd) = fs::read_dir(root.join("targets")) {
             for e in rd.flatten() {
                 lib_dirs.push(e.path().join("lib"));
@@ -149,18 +186,37 @@ pub fn probe(src: &Sources, envs: &[PythonEnv], limit: Instant) -> Found {
     }
     if let Some(c) = &src.conda_prefix {
         scan_dir(&Path::new(c).join("lib"), "conda", false, &mut hits);
+        if src.windows {
+            scan_dir(
+                &Path::new(c).join("Library").join("bin"),
+                "conda",
+                false,
+                &mut hits,
+            );
+        }
+    }
+    if src.windows {
+        for d in cudnn_install_dirs(src.program_files.as_deref()) {
+            let origin = format!("cuDNN {}", d.display());
+            scan_dir(&d, &origin, false, &mut hits);
+        }
     }
     for env in envs {
         for sp in &env.site_packages {
             let nv = Path::new(sp).join("nvidia");
             if let Ok(rd) = fs::read_dir(&nv) {
-                for e in rd.flatten() {
-                    scan_dir(
-                        &e.path().join("lib"),
-                        &format!("pip {}", env.prefix),
-                        false,
-                        &mut hits,
-                    );
+                let mut subs: Vec<PathBuf> = rd.flatten().map(|e| e.path()).collect();
+                subs.sort();
+                for sub in subs {
+                    // Linux wheels keep their libraries in lib/, Windows wheels in bin/.
+                    for d in ["lib", "bin"] {
+                        scan_dir(
+                            &sub.join(d),
+                            &format!("pip {}", env.prefix),
+                            false,
+                            &mut hits,
+                        );
+                    }
                 }
             }
             scan_dir(
@@ -187,7 +243,7 @@ pub fn probe(src: &Sources, envs: &[PythonEnv], limit: Instant) -> Found {
     let mut groups: BTreeMap<PathBuf, Vec<&Hit>> = BTreeMap::new();
     let mut order: Vec<PathBuf> = Vec::new();
     for h in hits.iter().filter(|h| h.which != Which::Cuda) {
-        let real = fs::canonicalize(&h.shown).unwrap_or_else(|_| h.shown.clone());
+        let real = super::windows::canonical(&h.shown).unwrap_or_else(|_| h.shown.clone());
         if !groups.contains_key(&real) {
             order.push(real.clone());
         }
@@ -262,7 +318,8 @@ pub fn probe(src: &Sources, envs: &[PythonEnv], limit: Instant) -> Found {
                 };
                 let full_version = file_version
                     .or_else(|| pip_version(real, "cuda-runtime", major, envs))
-                    .or_else(|| toolkit_component(real, &toolkits));
+                    .or_else(|| toolkit_component(real, &toolkits))
+                    .or_else(|| dll_cudart_version(real));
                 runtimes.push(CudaRuntime {
                     path,
                     origins,
@@ -289,7 +346,8 @@ pub fn probe(src: &Sources, envs: &[PythonEnv], limit: Instant) -> Found {
                 };
                 let full_version = cudnn_header_version(real)
                     .or(file_version)
-                    .or_else(|| pip_version(real, "cudnn", major, envs));
+                    .or_else(|| pip_version(real, "cudnn", major, envs))
+                    .or_else(|| dll_cudnn_version(real));
                 cudnn.push(CudnnLibrary {
                     path,
                     origins,
@@ -309,6 +367,57 @@ pub fn probe(src: &Sources, envs: &[PythonEnv], limit: Instant) -> Found {
         libcuda_files,
         toolkits,
     }
+}
+
+/// cuDNN's Windows installer puts its DLLs in `%ProgramFiles%\NVIDIA\CUDNN\v9.x\bin\<CUDA
+/// major.minor>\` (cuDNN 9); an unpacked cuDNN 8 archive has them in `…\v8.x\bin\`.
+fn cudnn_install_dirs(program_files: Option<&Path>) -> Vec<PathBuf> {
+    let Some(pf) = program_files else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for v in sorted_subdirs(&pf.join("NVIDIA").join("CUDNN")) {
+        let bin = v.join("bin");
+        out.extend(sorted_subdirs(&bin));
+        out.push(bin);
+    }
+    out
+}
+
+/// `%ProgramFiles%\NVIDIA GPU Computing Toolkit\CUDA\v*`, where the CUDA installer puts each
+/// toolkit (and sets `CUDA_PATH_V<major>_<minor>` to it).
+pub fn windows_toolkit_roots(program_files: Option<&Path>) -> Vec<PathBuf> {
+    program_files
+        .map(|pf| sorted_subdirs(&pf.join("NVIDIA GPU Computing Toolkit").join("CUDA")))
+        .unwrap_or_default()
+}
+
+fn sorted_subdirs(dir: &Path) -> Vec<PathBuf> {
+    let Ok(rd) = fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut v: Vec<PathBuf> = rd
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    v.sort();
+    v
+}
+
+/// A Windows cudart DLL's version resource ends with CUDART_VERSION (cudart64_12.dll of CUDA
+/// 12.9: 6.14.11.12090): "12.9".
+fn dll_cudart_version(real: &Path) -> Option<String> {
+    let v = super::pe::file_version(real)?;
+    let last = *v.file.last()?;
+    (last >= 1000).then(|| format!("{}.{}", last / 1000, (last % 1000) / 10))
+}
+
+/// A Windows cuDNN DLL's version resource is the cuDNN version (cudnn64_9.dll: 9.1.0.70).
+fn dll_cudnn_version(real: &Path) -> Option<String> {
+    let v = super::pe::file_version(real)?;
+    let [a, b, c, _] = v.file;
+    (a > 0).then(|| format!("{a}.{b}.{c}"))
 }
 
 fn scan_dir(dir: &Path, origin: &str, searchable: bool, hits: &mut Vec<Hit>) {
@@ -362,7 +471,8 @@ fn pip_version(
 fn toolkit_component(real: &Path, toolkits: &[CudaToolkit]) -> Option<String> {
     let s = real.to_string_lossy();
     for t in toolkits {
-        let root = fs::canonicalize(&t.root).unwrap_or_else(|_| PathBuf::from(&t.root));
+        let root = super::windows::canonical(Path::new(&t.root))
+            .unwrap_or_else(|_| PathBuf::from(&t.root));
         if s.starts_with(&*root.to_string_lossy()) {
             let text = fs::read_to_string(root.join("version.json")).ok()?;
             return parse_version_json(&text, "cuda_cudart");
@@ -441,10 +551,13 @@ pub fn parse_nvcc_version(text: &str) -> Option<String> {
 
 fn toolkits(src: &Sources, limit: Instant) -> Vec<CudaToolkit> {
     let mut roots: Vec<PathBuf> = src.toolkit_roots.clone();
+    if src.windows {
+        roots.extend(windows_toolkit_roots(src.program_files.as_deref()));
+    }
     roots.extend(src.cuda_home.iter().map(PathBuf::from));
     if let Some(path) = &src.path_var {
         if let Some(nvcc) = super::python::which(path, "nvcc") {
-            if let Some(root) = fs::canonicalize(&nvcc)
+            if let Some(root) = super::windows::canonical(&nvcc)
                 .ok()
                 .and_then(|p| p.parent()?.parent().map(Path::to_path_buf))
             {
@@ -455,7 +568,7 @@ fn toolkits(src: &Sources, limit: Instant) -> Vec<CudaToolkit> {
     let mut seen = Vec::new();
     let mut out = Vec::new();
     for r in roots {
-        let Ok(real) = fs::canonicalize(&r) else {
+        let Ok(real) = super::windows::canonical(&r) else {
             continue;
         };
         if !real.is_dir() || seen.contains(&real) {
@@ -474,7 +587,9 @@ fn toolkits(src: &Sources, limit: Instant) -> Vec<CudaToolkit> {
                             .map(|v| sanitize::clean_line(v.trim(), 40))
                     })
             });
-        let nvcc_path = real.join("bin/nvcc");
+        let nvcc_path = real
+            .join("bin")
+            .join(if src.windows { "nvcc.exe" } else { "nvcc" });
         let nvcc = if nvcc_path.is_file() {
             let mut cmd = std::process::Command::new(&nvcc_path);
             cmd.arg("--version");
@@ -492,7 +607,8 @@ fn toolkits(src: &Sources, limit: Instant) -> Vec<CudaToolkit> {
         } else {
             Probed::absent("no bin/nvcc in this toolkit")
         };
-        if version.is_none() && !nvcc.is_found() && !real.join("lib64").is_dir() {
+        let libs = if src.windows { "bin" } else { "lib64" };
+        if version.is_none() && !nvcc.is_found() && !real.join(libs).is_dir() {
             continue;
         }
         // A toolkit put together from component packages (seen on the H100 image: a

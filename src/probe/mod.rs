@@ -137,18 +137,32 @@ pub fn probe_all(opts: &ProbeOptions) -> Snapshot {
         pyenv_root: getenv("PYENV_ROOT"),
         pyenv_version: getenv("PYENV_VERSION"),
         home: getenv("HOME"),
+        windows: cfg!(windows),
+        pathext: getenv("PATHEXT"),
+        local_app_data: getenv("LOCALAPPDATA"),
+        app_data: getenv("APPDATA"),
+        user_profile: getenv("USERPROFILE"),
+        program_files: getenv("ProgramFiles"),
     };
+    let windows = cfg!(windows);
     let lib_src = cudalibs::Sources {
-        ld_library_path: getenv("LD_LIBRARY_PATH"),
+        ld_library_path: getenv("LD_LIBRARY_PATH").filter(|_| !windows),
         cuda_home: ["CUDA_HOME", "CUDA_PATH", "CUDA_ROOT"]
             .iter()
             .filter_map(|k| getenv(k))
+            .chain(cuda_path_versions())
             .collect(),
         conda_prefix: getenv("CONDA_PREFIX"),
         path_var: getenv("PATH"),
-        ld_cache: Some(opts.root.join("etc/ld.so.cache")),
-        toolkit_roots: toolkit_roots(&opts.root),
+        ld_cache: (!windows).then(|| opts.root.join("etc/ld.so.cache")),
+        toolkit_roots: if windows {
+            Vec::new()
+        } else {
+            toolkit_roots(&opts.root)
+        },
         helper: opts.helper.clone(),
+        windows,
+        program_files: getenv("ProgramFiles").map(PathBuf::from),
     };
     let deep = opts
         .deep
@@ -370,6 +384,20 @@ fn lost<T, U>(o: &Outcome<U>, what: &str) -> Probed<T> {
         ),
         Outcome::Done(_) => Probed::failed("internal: unexpected outcome"),
     }
+}
+
+/// The values of Windows' `CUDA_PATH_V12_4`-style variables (one per installed toolkit), sorted.
+fn cuda_path_versions() -> Vec<String> {
+    let mut v: Vec<(String, String)> = std::env::vars_os()
+        .filter_map(|(k, val)| {
+            let k = k.into_string().ok()?;
+            let val = val.into_string().ok()?;
+            (k.to_ascii_uppercase().starts_with("CUDA_PATH_V") && !val.is_empty())
+                .then_some((k, val))
+        })
+        .collect();
+    v.sort();
+    v.into_iter().map(|(_, val)| val).collect()
 }
 
 /// /usr/local/cuda, /usr/local/cuda-*, /opt/cuda under `root`.

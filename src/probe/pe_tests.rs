@@ -1,21 +1,8 @@
 use super::*;
 use std::path::PathBuf;
 
-/// The Windows files scripts/test-setup.sh fetched from PyPI's win_amd64 wheels.
 fn win_files() -> Option<PathBuf> {
-    let v = std::env::var("GPUDOCTOR_TEST_VENV")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".venv-test"));
-    let w = v.join("win");
-    if w.is_dir() {
-        return Some(w);
-    }
-    assert!(
-        std::env::var("GPUDOCTOR_SKIP_PYPI_TESTS").as_deref() == Ok("1"),
-        "{} is missing: run scripts/test-setup.sh",
-        w.display()
-    );
-    None
+    crate::probe::windows::test_files()
 }
 
 #[test]

@@ -42,6 +42,19 @@ pub struct Sources {
     pub pyenv_root: Option<String>,
     pub pyenv_version: Option<String>,
     pub home: Option<String>,
+    /// Look as on Windows: `python.exe` through PATHEXT, not the Microsoft Store's
+    /// `WindowsApps` stubs, `<prefix>\Lib\site-packages`, the python.org and conda install
+    /// folders below.
+    pub windows: bool,
+    pub pathext: Option<String>,
+    /// `%LOCALAPPDATA%`: `Programs\Python\Python3*` (python.org's per-user installs).
+    pub local_app_data: Option<String>,
+    /// `%APPDATA%`: `Python\Python3XY\site-packages` (the user site).
+    pub app_data: Option<String>,
+    /// `%USERPROFILE%`: `miniconda3`, `anaconda3`, `miniforge3` and their `envs`.
+    pub user_profile: Option<String>,
+    /// `%ProgramFiles%`: `Python3*` (all-users installs).
+    pub program_files: Option<String>,
 }
 
 /// Finds the environments, scans their site-packages, and (with `deep`) runs the import probe.
@@ -50,7 +63,8 @@ pub fn probe(src: &Sources, deep: Option<Duration>) -> Vec<PythonEnv> {
     let mut seen: BTreeSet<PathBuf> = BTreeSet::new();
     let mut add = |env: Option<PythonEnv>, envs: &mut Vec<PythonEnv>| {
         if let Some(e) = env {
-            let key = fs::canonicalize(&e.prefix).unwrap_or_else(|_| PathBuf::from(&e.prefix));
+            let key = super::windows::canonical(Path::new(&e.prefix))
+                .unwrap_or_else(|_| PathBuf::from(&e.prefix));
             if seen.insert(key) {
                 envs.push(e);
             }
@@ -87,12 +101,22 @@ pub fn probe(src: &Sources, deep: Option<Duration>) -> Vec<PythonEnv> {
     }
     if let Some(path) = &src.path_var {
         for name in ["python3", "python"] {
-            if let Some(exe) = which(path, name) {
+            let found = if src.windows {
+                which_windows(path, name, src.pathext.as_deref())
+            } else {
+                which(path, name)
+            };
+            if let Some(exe) = found {
                 add(
                     from_interpreter(&exe, &format!("PATH {name}"), src),
                     &mut envs,
                 );
             }
+        }
+    }
+    if src.windows {
+        for (exe, origin) in windows_installs(src) {
+            add(from_interpreter(&exe, &origin, src), &mut envs);
         }
     }
     for e in envs.iter_mut() {
@@ -148,13 +172,120 @@ fn is_executable(p: &Path) -> bool {
     p.is_file()
 }
 
+/// The first `name` on a Windows PATH with one of PATHEXT's extensions (`python` →
+/// `python.exe`), passing over the Microsoft Store's `WindowsApps` folder: its `python.exe` is
+/// an alias that opens the Store instead of running Python.
+pub fn which_windows(path: &str, name: &str, pathext: Option<&str>) -> Option<PathBuf> {
+    let exts: Vec<String> = pathext
+        .unwrap_or(".COM;.EXE;.BAT;.CMD")
+        .split(';')
+        .map(|e| e.trim().to_ascii_lowercase())
+        .filter(|e| e.starts_with('.') && e.len() > 1)
+        .collect();
+    std::env::split_paths(path)
+        .filter(|d| !d.as_os_str().is_empty() && !is_windows_apps(d))
+        .find_map(|d| {
+            exts.iter()
+                .map(|e| d.join(format!("{name}{e}")))
+                .find(|p| p.is_file())
+        })
+}
+
+/// True for `…\Microsoft\WindowsApps`, the folder of the Store's app-execution aliases.
+fn is_windows_apps(dir: &Path) -> bool {
+    dir.file_name()
+        .is_some_and(|n| n.to_string_lossy().eq_ignore_ascii_case("WindowsApps"))
+}
+
+/// The interpreters Windows installers put in known places: python.org's per-user
+/// (`%LOCALAPPDATA%\Programs\Python\Python3XY`) and all-users (`%ProgramFiles%\Python3XY`)
+/// installs, and Miniconda, Anaconda, Miniforge and Mambaforge in the user's folder with each of
+/// their `envs`.
+pub fn windows_installs(src: &Sources) -> Vec<(PathBuf, String)> {
+    let mut out = Vec::new();
+    let pythons = |dir: PathBuf, origin: &str, out: &mut Vec<(PathBuf, String)>| {
+        for d in subdirs(&dir) {
+            let starts = d.file_name().is_some_and(|n| {
+                n.to_string_lossy()
+                    .to_ascii_lowercase()
+                    .starts_with("python3")
+            });
+            if starts && d.join("python.exe").is_file() {
+                out.push((d.join("python.exe"), origin.to_string()));
+            }
+        }
+    };
+    if let Some(l) = &src.local_app_data {
+        pythons(
+            Path::new(l).join("Programs").join("Python"),
+            "%LOCALAPPDATA%\\Programs\\Python",
+            &mut out,
+        );
+    }
+    if let Some(pf) = &src.program_files {
+        pythons(PathBuf::from(pf), "%ProgramFiles%", &mut out);
+    }
+    if let Some(home) = &src.user_profile {
+        for conda in ["miniconda3", "anaconda3", "miniforge3", "mambaforge"] {
+            let base = Path::new(home).join(conda);
+            if base.join("python.exe").is_file() {
+                out.push((base.join("python.exe"), format!("%USERPROFILE%\\{conda}")));
+            }
+            for env in subdirs(&base.join("envs")) {
+                if env.join("python.exe").is_file() {
+                    out.push((
+                        env.join("python.exe"),
+                        format!("%USERPROFILE%\\{conda}\\envs"),
+                    ));
+                }
+            }
+        }
+    }
+    out
+}
+
+fn subdirs(dir: &Path) -> Vec<PathBuf> {
+    let Ok(rd) = fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut v: Vec<PathBuf> = rd
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    v.sort();
+    v
+}
+
 /// An environment from an interpreter path, without running it.
 fn from_interpreter(exe: &Path, origin: &str, src: &Sources) -> Option<PythonEnv> {
-    // A venv: bin/python is a symlink, and pyvenv.cfg sits one level above bin/.
+    // A venv: bin/python is a symlink, and pyvenv.cfg sits one level above bin/ (Scripts\ on
+    // Windows).
     let bin = exe.parent()?;
     let top = bin.parent()?;
     if top.join("pyvenv.cfg").is_file() {
         return from_prefix(top, "venv", origin, Some(exe));
+    }
+    // Windows: python.exe sits in the prefix itself, beside Lib\site-packages (python.org,
+    // conda and its envs alike).
+    if bin.join("Lib").join("site-packages").is_dir() {
+        let kind = if bin.join("conda-meta").is_dir() {
+            "conda"
+        } else {
+            "system"
+        };
+        let mut env = from_prefix(bin, kind, origin, Some(exe))?;
+        // The user site: %APPDATA%\Python\Python3XY\site-packages.
+        if let (Some(app), Some(ver)) = (&src.app_data, env.python_version.clone()) {
+            let user = Path::new(app)
+                .join("Python")
+                .join(format!("Python{}", ver.replace('.', "")))
+                .join("site-packages");
+            if user.is_dir() {
+                env.site_packages.push(user.to_string_lossy().into_owned());
+            }
+        }
+        return Some(env);
     }
     // A pyenv shim is a shell script; the selected version lives under $PYENV_ROOT/versions.
     if bin.file_name().is_some_and(|n| n == "shims") {
@@ -173,7 +304,7 @@ fn from_interpreter(exe: &Path, origin: &str, src: &Sources) -> Option<PythonEnv
         let real = prefix.join("bin").join(exe.file_name()?);
         return from_prefix(&prefix, "pyenv", origin, Some(&real));
     }
-    let real = fs::canonicalize(exe).ok()?;
+    let real = super::windows::canonical(exe).ok()?;
     let prefix = real.parent()?.parent()?;
     let kind = if prefix.join("conda-meta").is_dir() {
         "conda"
@@ -231,6 +362,9 @@ pub fn from_prefix(
     let win = prefix.join("Lib").join("site-packages");
     if win.is_dir() {
         site.push(win.to_string_lossy().into_owned());
+        if version.is_none() {
+            version = windows_python_version(prefix);
+        }
     }
     // A directory that is itself a site-packages (given with --python).
     if site.is_empty() && kind == "given" {
@@ -265,10 +399,15 @@ pub fn from_prefix(
     let interpreter = exe
         .map(Path::to_path_buf)
         .or_else(|| {
-            ["bin/python3", "bin/python", "python.exe"]
-                .iter()
-                .map(|b| prefix.join(b))
-                .find(|p| p.exists())
+            [
+                "bin/python3",
+                "bin/python",
+                "python.exe",
+                "Scripts/python.exe",
+            ]
+            .iter()
+            .map(|b| prefix.join(b))
+            .find(|p| p.exists())
         })
         .map(|p| p.to_string_lossy().into_owned());
     Some(PythonEnv {
@@ -280,6 +419,22 @@ pub fn from_prefix(
         site_packages: site,
         ..Default::default()
     })
+}
+
+/// The version of a Windows Python from its DLL beside python.exe: `python311.dll` → "3.11".
+fn windows_python_version(prefix: &Path) -> Option<String> {
+    let rd = fs::read_dir(prefix).ok()?;
+    let mut found: Vec<String> = rd
+        .flatten()
+        .filter_map(|e| {
+            let n = e.file_name().to_string_lossy().to_ascii_lowercase();
+            let digits = n.strip_prefix("python3")?.strip_suffix(".dll")?;
+            (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
+                .then(|| format!("3.{digits}"))
+        })
+        .collect();
+    found.sort();
+    found.pop()
 }
 
 /// Reads the interesting packages and framework build files of an environment.

@@ -31,3 +31,113 @@ fn deep_output_tagged_json() {
     assert!(parse_deep_output("nothing here").is_none());
     assert!(!parse_deep_output("GPUDOCTOR_DEEP {bad").unwrap().is_found());
 }
+
+/// Windows: `python` is found as `python.exe` through PATHEXT, the Store's WindowsApps alias is
+/// passed over, and a python.org install's prefix is the folder of python.exe, with its version
+/// from python311.dll and the user site under %APPDATA%.
+#[test]
+fn a_windows_install_is_found_on_path_and_in_its_folders() {
+    let Some(win) = crate::probe::windows::test_files() else {
+        return;
+    };
+    let d = tempfile::tempdir().unwrap();
+    let apps = d.path().join("Microsoft/WindowsApps");
+    std::fs::create_dir_all(&apps).unwrap();
+    std::fs::write(apps.join("python.exe"), b"").unwrap();
+    let local = d.path().join("Local");
+    let prefix = local.join("Programs/Python/Python311");
+    crate::probe::windows::make_test_install(&prefix, &win);
+    let roaming = d.path().join("Roaming");
+    let user_site = roaming.join("Python/Python311/site-packages");
+    std::fs::create_dir_all(&user_site).unwrap();
+    let path = std::env::join_paths([apps.clone(), prefix.clone()]).unwrap();
+    let path = path.to_string_lossy().into_owned();
+
+    assert_eq!(
+        which_windows(&path, "python", Some(".COM;.EXE;.BAT")),
+        Some(prefix.join("python.exe"))
+    );
+    assert_eq!(which_windows(&path, "python", Some(".COM;.BAT")), None);
+    assert_eq!(which_windows(&path, "python3", None), None);
+
+    let src = Sources {
+        windows: true,
+        path_var: Some(path),
+        local_app_data: Some(local.to_string_lossy().into_owned()),
+        app_data: Some(roaming.to_string_lossy().into_owned()),
+        ..Default::default()
+    };
+    let envs = probe(&src, None);
+    // Found on PATH and again under %LOCALAPPDATA%: one environment.
+    assert_eq!(envs.len(), 1, "{envs:#?}");
+    let e = &envs[0];
+    assert_eq!(e.origin, "PATH python");
+    assert_eq!(e.kind, "system");
+    assert_eq!(Path::new(&e.prefix), prefix);
+    assert_eq!(e.python_version.as_deref(), Some("3.11"));
+    assert_eq!(
+        e.site_packages,
+        [
+            prefix
+                .join("Lib/site-packages")
+                .to_string_lossy()
+                .into_owned(),
+            user_site.to_string_lossy().into_owned()
+        ]
+    );
+    let torch = e.torch.as_ref().unwrap();
+    assert_eq!(torch.version, "2.11.0+cpu");
+    assert!(e
+        .packages
+        .iter()
+        .any(|p| p.name == "nvidia-cudnn-cu12" && p.version == "9.1.0.70"));
+
+    // Without PATH, the install folder alone finds it.
+    let src = Sources {
+        path_var: None,
+        ..src
+    };
+    let envs = probe(&src, None);
+    assert_eq!(envs.len(), 1);
+    assert_eq!(envs[0].origin, "%LOCALAPPDATA%\\Programs\\Python");
+}
+
+/// Conda on Windows: the base's python.exe beside conda-meta, and each of its envs.
+#[test]
+fn conda_installs_and_envs_on_windows() {
+    let Some(win) = crate::probe::windows::test_files() else {
+        return;
+    };
+    let d = tempfile::tempdir().unwrap();
+    let base = d.path().join("miniforge3");
+    crate::probe::windows::make_test_install(&base, &win);
+    std::fs::create_dir_all(base.join("conda-meta")).unwrap();
+    let env = base.join("envs/tf210");
+    std::fs::create_dir_all(env.join("Lib/site-packages")).unwrap();
+    std::fs::create_dir_all(env.join("conda-meta")).unwrap();
+    std::fs::write(env.join("python.exe"), b"").unwrap();
+    std::fs::write(env.join("python310.dll"), b"").unwrap();
+    let src = Sources {
+        windows: true,
+        user_profile: Some(d.path().to_string_lossy().into_owned()),
+        ..Default::default()
+    };
+    let envs = probe(&src, None);
+    let got: Vec<(&str, &str, Option<&str>)> = envs
+        .iter()
+        .map(|e| {
+            (
+                e.kind.as_str(),
+                e.origin.as_str(),
+                e.python_version.as_deref(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("conda", "%USERPROFILE%\\miniforge3", Some("3.11")),
+            ("conda", "%USERPROFILE%\\miniforge3\\envs", Some("3.10")),
+        ]
+    );
+}

@@ -3,7 +3,7 @@
 //! platform, so that recorded Windows data is tested on Linux too; the calls into Windows (the
 //! registry, SetupAPI, `wevtutil`) are `cfg(windows)`.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::snapshot::{Driver, Host, KernelLog, Probed};
@@ -42,6 +42,27 @@ pub fn event_log(window_hours: f64, limit: Duration) -> Probed<KernelLog> {
     )
 }
 
+/// `fs::canonicalize` without Windows' verbatim prefix: `\\?\C:\x` is printed as `C:\x` and
+/// `\\?\UNC\server\share` as `\\server\share`, as Explorer and every error message show
+/// paths. Elsewhere it is `fs::canonicalize` itself.
+pub fn canonical(p: &Path) -> std::io::Result<PathBuf> {
+    std::fs::canonicalize(p).map(|c| plain_path(&c.to_string_lossy()))
+}
+
+/// A path string without the verbatim prefix (see [`canonical`]).
+pub fn plain_path(s: &str) -> PathBuf {
+    if let Some(rest) = s.strip_prefix(r"\\?\UNC\") {
+        return PathBuf::from(format!(r"\\{rest}"));
+    }
+    if let Some(rest) = s.strip_prefix(r"\\?\") {
+        let b = rest.as_bytes();
+        if b.len() >= 2 && b[0].is_ascii_alphabetic() && b[1] == b':' {
+            return PathBuf::from(rest);
+        }
+    }
+    PathBuf::from(s)
+}
+
 /// Seconds since boot (GetTickCount64).
 #[cfg(windows)]
 pub fn uptime_seconds() -> Option<f64> {
@@ -54,3 +75,50 @@ pub fn uptime_seconds() -> Option<f64> {
 pub fn uptime_seconds() -> Option<f64> {
     None
 }
+
+/// The Windows files scripts/test-setup.sh took from PyPI's win_amd64 wheels (laid out as a
+/// site-packages: `nvidia\cuda_runtime\bin\cudart64_12.dll`, `nvidia\cudnn\bin\cudnn64_9.dll`,
+/// `torch\version.py` and their dist-info), or None when the PyPI tests are skipped.
+#[cfg(test)]
+pub fn test_files() -> Option<PathBuf> {
+    let v = std::env::var("GPUDOCTOR_TEST_VENV")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".venv-test"));
+    let w = v.join("win");
+    if w.is_dir() {
+        return Some(w);
+    }
+    assert!(
+        std::env::var("GPUDOCTOR_SKIP_PYPI_TESTS").as_deref() == Ok("1"),
+        "{} is missing: run scripts/test-setup.sh",
+        w.display()
+    );
+    None
+}
+
+/// A python.org-style Windows install under `prefix`: `python.exe` and `python311.dll` (empty
+/// stand-ins: nothing runs them) beside `Lib\site-packages` holding a copy of [`test_files`].
+#[cfg(test)]
+pub fn make_test_install(prefix: &Path, win: &Path) {
+    std::fs::create_dir_all(prefix).unwrap();
+    std::fs::write(prefix.join("python.exe"), b"").unwrap();
+    std::fs::write(prefix.join("python311.dll"), b"").unwrap();
+    copy_tree(win, &prefix.join("Lib").join("site-packages"));
+}
+
+#[cfg(test)]
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        let dest = to.join(e.file_name());
+        if e.path().is_dir() {
+            copy_tree(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), dest).unwrap();
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "mod_tests.rs"]
+mod tests;
