@@ -45,6 +45,12 @@ if [ ! -f "$WINEPREFIX/.gpudoctor-v1" ]; then
   date -u > "$WINEPREFIX/.gpudoctor-v1"
 fi
 export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER=wine
+# The stand-in driver libraries of tests/standin, built as Windows DLLs (nvml.dll, nvcuda.dll)
+# for tests/windows_standin.rs: Wine has no NVIDIA driver.
+export GPUDOCTOR_WIN_STANDINS=$target_dir/standin-win
+mkdir -p "$GPUDOCTOR_WIN_STANDINS"
+x86_64-w64-mingw32-gcc -shared -O1 -o "$GPUDOCTOR_WIN_STANDINS/nvml.dll" tests/standin/libnvidia-ml.c
+x86_64-w64-mingw32-gcc -shared -O1 -o "$GPUDOCTOR_WIN_STANDINS/nvcuda.dll" tests/standin/libcuda.c
 
 if [ "$clippy" = 1 ]; then
   echo "== cargo clippy --target $TARGET --all-targets -- -D warnings"

@@ -7,6 +7,7 @@ use clap::Parser;
 
 fn main() -> ExitCode {
     gpudoctor::probe::trace::line("main");
+    gpudoctor::probe::windows::no_crash_dialogs();
     let cli = match gpudoctor::cli::Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {

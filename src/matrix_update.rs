@@ -16,13 +16,18 @@ use crate::matrix::Matrix;
 /// The largest matrix accepted (the embedded one is about 50 KB).
 const MAX_BYTES: u64 = 16 * 1024 * 1024;
 
-/// `$GPUDOCTOR_CACHE_DIR`, `$XDG_CACHE_HOME/gpudoctor` or `~/.cache/gpudoctor`.
+/// `$GPUDOCTOR_CACHE_DIR`, `$XDG_CACHE_HOME/gpudoctor` or `~/.cache/gpudoctor`; on Windows
+/// `%GPUDOCTOR_CACHE_DIR%` or `%LOCALAPPDATA%\gpudoctor` (where Windows programs keep caches).
 pub fn cache_dir() -> Option<PathBuf> {
     let get = |k: &str| {
         std::env::var_os(k)
             .filter(|v| !v.is_empty())
             .map(PathBuf::from)
     };
+    if cfg!(windows) {
+        return get("GPUDOCTOR_CACHE_DIR")
+            .or_else(|| get("LOCALAPPDATA").map(|p| p.join("gpudoctor")));
+    }
     get("GPUDOCTOR_CACHE_DIR")
         .or_else(|| get("XDG_CACHE_HOME").map(|p| p.join("gpudoctor")))
         .or_else(|| get("HOME").map(|p| p.join(".cache").join("gpudoctor")))

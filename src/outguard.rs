@@ -60,6 +60,33 @@ pub fn file() -> std::io::Result<File> {
     }
 }
 
+/// Whether the console behind standard output shows ANSI colour. On Windows 10 and 11 it does
+/// once ENABLE_VIRTUAL_TERMINAL_PROCESSING is set on it (Windows Terminal sets it, the classic
+/// console host does not); an older console refuses, and then colour stays off. Elsewhere: yes.
+#[cfg(windows)]
+pub fn ansi_console() -> bool {
+    use windows_sys::Win32::System::Console::{
+        GetConsoleMode, GetStdHandle, SetConsoleMode, ENABLE_VIRTUAL_TERMINAL_PROCESSING,
+        STD_OUTPUT_HANDLE,
+    };
+    // SAFETY: plain console calls on this process's own standard output handle; `mode` is a
+    // valid out-pointer.
+    unsafe {
+        let h = GetStdHandle(STD_OUTPUT_HANDLE);
+        let mut mode = 0u32;
+        if GetConsoleMode(h, &mut mode) == 0 {
+            return false;
+        }
+        mode & ENABLE_VIRTUAL_TERMINAL_PROCESSING != 0
+            || SetConsoleMode(h, mode | ENABLE_VIRTUAL_TERMINAL_PROCESSING) != 0
+    }
+}
+
+#[cfg(not(windows))]
+pub fn ansi_console() -> bool {
+    true
+}
+
 /// Whether the real standard output is a terminal.
 pub fn is_terminal() -> bool {
     match REAL.get() {

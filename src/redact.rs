@@ -36,23 +36,45 @@ fn replace_strings(v: &mut serde_json::Value, home: &str) {
 }
 
 /// Replaces `home` with `~` where it is a whole path prefix: followed by '/', ':' (a path
-/// list), or the end; "/root" in "/rootfs" stays.
+/// list), or the end; "/root" in "/rootfs" stays. A Windows profile folder (`C:\Users\alice`,
+/// matched without regard to case, as Windows compares paths) becomes `%USERPROFILE%`, followed
+/// by '\\', '/' or ';' (Windows' path-list separator).
 fn replace_home(s: &str, home: &str) -> String {
-    let home = home.trim_end_matches('/');
+    let windows = home.contains('\\');
+    let home = home.trim_end_matches(['/', '\\']);
+    let (hay, needle, short) = if windows {
+        (
+            s.to_ascii_lowercase(),
+            home.to_ascii_lowercase(),
+            "%USERPROFILE%",
+        )
+    } else {
+        (s.to_string(), home.to_string(), "~")
+    };
     let mut out = String::with_capacity(s.len());
-    let mut rest = s;
-    while let Some(i) = rest.find(home) {
-        let after = &rest[i + home.len()..];
-        let starts_path = rest[..i]
+    let mut pos = 0;
+    while let Some(off) = hay.get(pos..).and_then(|h| h.find(needle.as_str())) {
+        let i = pos + off;
+        let end = i + needle.len();
+        let before = s.get(..i).unwrap_or("");
+        let after = s.get(end..).unwrap_or("");
+        let starts_path = before
             .bytes()
             .last()
-            .is_none_or(|b| matches!(b, b':' | b' ' | b'=' | b'"'));
-        let ends_path = after.is_empty() || after.starts_with('/') || after.starts_with(':');
-        out.push_str(&rest[..i]);
-        out.push_str(if starts_path && ends_path { "~" } else { home });
-        rest = after;
+            .is_none_or(|b| matches!(b, b':' | b' ' | b'=' | b'"' | b';'));
+        let ends_path = after.is_empty()
+            || after.starts_with('/')
+            || after.starts_with(':')
+            || (windows && (after.starts_with('\\') || after.starts_with(';')));
+        out.push_str(s.get(pos..i).unwrap_or(""));
+        if starts_path && ends_path {
+            out.push_str(short);
+        } else {
+            out.push_str(s.get(i..end).unwrap_or(""));
+        }
+        pos = end;
     }
-    out.push_str(rest);
+    out.push_str(s.get(pos..).unwrap_or(""));
     out
 }
 

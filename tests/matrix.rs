@@ -202,20 +202,6 @@ fn show_validate_and_path() {
     assert!(r.stdout.contains("compat-matrix"));
 }
 
-/// The embedded tables as one file, the form `matrix update` takes.
-fn single_file(data_version: &str) -> String {
-    let mut out = format!("schema: gpudoctor.matrix/1\ndata_version: \"{data_version}\"\n");
-    for (_, text) in EMBEDDED {
-        for line in text.lines() {
-            if !line.starts_with("schema:") && !line.starts_with("data_version:") {
-                out.push_str(line);
-                out.push('\n');
-            }
-        }
-    }
-    out
-}
-
 /// A one-shot HTTP server on 127.0.0.1 answering every request with `status` and `body`.
 fn serve(status: &'static str, body: Vec<u8>) -> String {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -255,7 +241,7 @@ fn update(cache: &Path, args: &[&str]) -> common::Ran {
 #[test]
 fn update_installs_a_good_matrix_and_keeps_the_previous_one() {
     let cache = tempfile::tempdir().unwrap();
-    let first = single_file("2026-12-01");
+    let first = common::matrix_single_file("2026-12-01");
     let url = serve("200 OK", first.clone().into_bytes());
     let r = update(
         cache.path(),
@@ -271,7 +257,7 @@ fn update_installs_a_good_matrix_and_keeps_the_previous_one() {
         .run();
     assert_eq!(r.json()["data_version"], "2026-12-01");
 
-    let second = single_file("2027-01-15");
+    let second = common::matrix_single_file("2027-01-15");
     let url = serve("200 OK", second.clone().into_bytes());
     let r = update(cache.path(), &["--from", &url]);
     assert_eq!(r.code, 0, "{}", r.stderr);
@@ -301,11 +287,11 @@ fn assert_untouched(cache: &Path, before: &str) {
 #[test]
 fn failed_updates_leave_the_previous_matrix_intact() {
     let cache = tempfile::tempdir().unwrap();
-    let before = single_file("2026-12-01");
+    let before = common::matrix_single_file("2026-12-01");
     std::fs::write(cache.path().join("matrix.yaml"), &before).unwrap();
 
     // A wrong sha256.
-    let body = single_file("2027-02-02");
+    let body = common::matrix_single_file("2027-02-02");
     let url = serve("200 OK", body.into_bytes());
     let r = update(cache.path(), &["--from", &url, "--sha256", &"0".repeat(64)]);
     assert_eq!(r.code, 2);
@@ -323,7 +309,7 @@ fn failed_updates_leave_the_previous_matrix_intact() {
     assert_untouched(cache.path(), &before);
 
     // Valid YAML that breaks the matrix's meaning.
-    let broken = single_file("2027-02-02").replace("branch: 535,", "branch: 999,");
+    let broken = common::matrix_single_file("2027-02-02").replace("branch: 535,", "branch: 999,");
     let url = serve("200 OK", broken.into_bytes());
     let r = update(cache.path(), &["--from", &url]);
     assert_eq!(r.code, 2);
@@ -332,7 +318,7 @@ fn failed_updates_leave_the_previous_matrix_intact() {
 
     // A file cut short: valid YAML, but no pytorch, tensorflow or jax rows. It used to be
     // installed, and check then silently lost those rules.
-    let full = single_file("2027-02-02");
+    let full = common::matrix_single_file("2027-02-02");
     let cut = &full[..full.find("\npytorch:").unwrap() + 1];
     let url = serve("200 OK", cut.as_bytes().to_vec());
     let r = update(cache.path(), &["--from", &url]);

@@ -60,3 +60,25 @@ fn explain_answers_the_keras_crash_codes() {
         );
     }
 }
+
+/// `matrix update` keeps its cache in %LOCALAPPDATA%\gpudoctor, and check then uses it.
+#[test]
+fn the_matrix_cache_is_in_localappdata() {
+    let d = tempfile::tempdir().unwrap();
+    let text = common::matrix_single_file("2026-12-01");
+    let file = d.path().join("matrix-2026-12-01.yaml");
+    std::fs::write(&file, text).unwrap();
+    let local = d.path().join(r"AppData\Local");
+    let ran = Run::new()
+        .env("LOCALAPPDATA", &local)
+        .args(["matrix", "update", "--from"])
+        .arg_path(&file)
+        .run();
+    assert_eq!(ran.code, 0, "{}", ran.stderr);
+    assert!(local.join(r"gpudoctor\matrix.yaml").is_file());
+    let ran = Run::new()
+        .env("LOCALAPPDATA", &local)
+        .args(["matrix", "show", "--json"])
+        .run();
+    assert_eq!(ran.json()["data_version"], "2026-12-01");
+}

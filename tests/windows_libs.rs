@@ -21,20 +21,32 @@ fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
-#[test]
-fn check_reports_torch_cudart_and_cudnn_of_a_windows_install() {
-    let Some(venv) = test_venv() else { return };
+/// A profile folder with python.org's per-user Python 3.11 in `AppData\Local\Programs\Python`,
+/// its site-packages holding the real Windows wheels' files.
+fn profile_with_python() -> Option<tempfile::TempDir> {
+    let venv = test_venv()?;
     let d = tempfile::tempdir().unwrap();
-    let local = d.path().join("AppData").join("Local");
-    let prefix = local.join(r"Programs\Python\Python311");
+    let prefix = d.path().join(r"AppData\Local\Programs\Python\Python311");
     std::fs::create_dir_all(&prefix).unwrap();
     // Nothing runs python.exe without --deep: an empty stand-in is enough to be found.
     std::fs::write(prefix.join("python.exe"), b"").unwrap();
     std::fs::write(prefix.join("python311.dll"), b"").unwrap();
     copy_tree(&venv.join("win"), &prefix.join(r"Lib\site-packages"));
+    Some(d)
+}
 
-    let ran = Run::new()
-        .env("LOCALAPPDATA", &local)
+fn in_profile(profile: &Path) -> Run {
+    Run::new()
+        .env("USERPROFILE", profile)
+        .env("LOCALAPPDATA", profile.join(r"AppData\Local"))
+}
+
+#[test]
+fn check_reports_torch_cudart_and_cudnn_of_a_windows_install() {
+    let Some(d) = profile_with_python() else {
+        return;
+    };
+    let ran = in_profile(d.path())
         .args(["check", "--format", "json"])
         .run();
     assert_eq!(ran.code, 1, "{}", ran.stderr);
@@ -82,4 +94,27 @@ fn check_reports_torch_cudart_and_cudnn_of_a_windows_install() {
         assert!(!rules.contains(&linux), "{rules:?}");
     }
     assert!(rules.contains(&"driver.missing"), "{rules:?}");
+}
+
+/// `snapshot --redact` writes the profile folder as %USERPROFILE%.
+#[test]
+fn redaction_hides_the_profile_folder() {
+    let Some(d) = profile_with_python() else {
+        return;
+    };
+    let ran = in_profile(d.path()).args(["snapshot", "--redact"]).run();
+    assert_eq!(ran.code, 0, "{}", ran.stderr);
+    let profile = d.path().to_string_lossy().to_string();
+    assert!(!ran.stdout.contains(&profile), "{}", ran.stdout);
+    let j = ran.json();
+    let prefixes: Vec<&str> = j["python"]["value"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["prefix"].as_str().unwrap())
+        .collect();
+    assert!(
+        prefixes.contains(&r"%USERPROFILE%\AppData\Local\Programs\Python\Python311"),
+        "{prefixes:?}"
+    );
 }

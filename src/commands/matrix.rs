@@ -46,9 +46,11 @@ pub(crate) fn matrix_command(c: MatrixCommand) -> Output {
         }
         MatrixCommand::Update { from, sha256 } => {
             let Some(dir) = crate::matrix_update::cache_dir() else {
-                return Output::tool_error(
-                    "no cache directory: set HOME, XDG_CACHE_HOME or GPUDOCTOR_CACHE_DIR",
-                );
+                return Output::tool_error(if cfg!(windows) {
+                    "no cache directory: set LOCALAPPDATA or GPUDOCTOR_CACHE_DIR"
+                } else {
+                    "no cache directory: set HOME, XDG_CACHE_HOME or GPUDOCTOR_CACHE_DIR"
+                });
             };
             match crate::matrix_update::update(&from, sha256.as_deref(), &dir) {
                 Ok(u) => Output {

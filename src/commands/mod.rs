@@ -165,12 +165,16 @@ pub(crate) fn gpu_filter(list: Option<&str>, snap: &Snapshot) -> Result<GpuFilte
 
 pub(crate) fn use_color(choice: ColorChoice) -> bool {
     match choice {
-        ColorChoice::Always => true,
+        ColorChoice::Always => {
+            // Asked for: switch the Windows console to ANSI if it can be, colour either way.
+            let _ = crate::outguard::ansi_console();
+            true
+        }
         ColorChoice::Never => false,
         ColorChoice::Auto => {
             std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
                 && std::env::var("TERM").map(|t| t != "dumb").unwrap_or(true)
-                && (crate::outguard::is_terminal()
+                && ((crate::outguard::is_terminal() && crate::outguard::ansi_console())
                     || std::env::var_os("CLICOLOR_FORCE").is_some_and(|v| v != "0"))
         }
     }

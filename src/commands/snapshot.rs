@@ -21,7 +21,9 @@ pub(crate) fn snapshot(a: SnapshotArgs) -> Output {
     }
     let mut snap = probe::probe_all(&opts);
     if a.redact {
-        crate::redact::redact(&mut snap, std::env::var("HOME").ok().as_deref());
+        // The profile folder on Windows (HOME there is Git Bash's or MSYS's, if set at all).
+        let home = std::env::var(if cfg!(windows) { "USERPROFILE" } else { "HOME" });
+        crate::redact::redact(&mut snap, home.ok().as_deref());
     }
     let json = match serde_json::to_string_pretty(&snap) {
         Ok(j) => j + "\n",

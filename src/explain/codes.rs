@@ -48,6 +48,16 @@ fn signal_match(sig: u32, as_exit: Option<i64>, conf: &'static str) -> Option<Ma
     Some(m)
 }
 
+/// The name of an NTSTATUS code explain's table knows ("STATUS_ACCESS_VIOLATION").
+pub fn ntstatus_name(u: u32) -> Option<&'static str> {
+    tables()?
+        .ntstatus
+        .codes
+        .iter()
+        .find(|n| n.code == u)
+        .map(|n| n.name.as_str())
+}
+
 fn nt_match(u: u32, shown: serde_json::Value, conf: &'static str) -> Match {
     let forms = format!("0x{u:08X} = {u} = {}", u as i32);
     match tables().and_then(|t| t.ntstatus.codes.iter().find(|n| n.code == u)) {

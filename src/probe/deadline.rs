@@ -173,8 +173,21 @@ fn describe_status(s: ExitStatus) -> String {
 #[cfg(not(unix))]
 fn describe_status(s: ExitStatus) -> String {
     match s.code() {
-        Some(c) => format!("exit status {c}"),
+        Some(c) => describe_exit_code(c),
         None => "ended in an unknown way".to_string(),
+    }
+}
+
+/// A Windows exit code: a process that crashed ends with its NTSTATUS (0xC0000005 for an access
+/// violation, 0xC0000409 for a fail-fast), named from explain's table.
+pub fn describe_exit_code(c: i32) -> String {
+    let u = c as u32;
+    if u < 0xC000_0000 {
+        return format!("exit status {c}");
+    }
+    match crate::explain::codes::ntstatus_name(u) {
+        Some(name) => format!("crashed with 0x{u:08X} ({name})"),
+        None => format!("crashed with NTSTATUS 0x{u:08X}"),
     }
 }
 

@@ -333,7 +333,7 @@ fn linux_driver_files(root: &std::path::Path) -> Driver {
 }
 
 /// NVML's library, as the probe names it.
-const NVML_LIB: &str = if cfg!(windows) {
+pub const NVML_LIB: &str = if cfg!(windows) {
     "nvml.dll"
 } else {
     "libnvidia-ml.so.1"

@@ -19,6 +19,29 @@ pub struct NvmlReport {
     pub gpus: Probed<Vec<Gpu>>,
 }
 
+/// Opens NVML. On Windows a DCH driver puts `nvml.dll` in System32, which the DLL search finds;
+/// a "standard" (pre-DCH) install puts it only in `%ProgramW6432%\NVIDIA Corporation\NVSMI`
+/// (NVML API Reference, https://docs.nvidia.com/deploy/nvml-api/nvml-api-reference.html), tried
+/// when System32 has none.
+pub fn open() -> Result<Nvml, NvmlError> {
+    let first = Nvml::init();
+    if cfg!(windows) {
+        if let Err(NvmlError::LibloadingError(_)) = &first {
+            let pf = std::env::var_os("ProgramW6432")
+                .or_else(|| std::env::var_os("ProgramFiles"))
+                .unwrap_or_else(|| std::ffi::OsString::from(r"C:\Program Files"));
+            let nvsmi = std::path::Path::new(&pf)
+                .join("NVIDIA Corporation")
+                .join("NVSMI")
+                .join("nvml.dll");
+            if nvsmi.is_file() {
+                return Nvml::builder().lib_path(nvsmi.as_os_str()).init();
+            }
+        }
+    }
+    first
+}
+
 /// Maps an init error to a code and a sentence that says what to do.
 pub fn init_error(e: &NvmlError) -> (bool, &'static str, String) {
     // (absent?, code, message)
@@ -32,7 +55,8 @@ pub fn init_error(e: &NvmlError) -> (bool, &'static str, String) {
                 true,
                 "nvml_library_missing",
                 format!(
-                    "the NVML library libnvidia-ml.so.1 could not be loaded ({}); it is installed with the NVIDIA driver",
+                    "the NVML library {} could not be loaded ({}); it is installed with the NVIDIA driver",
+                    super::NVML_LIB,
                     sanitize::clean_line(&detail, 300)
                 ),
             )
@@ -50,7 +74,11 @@ pub fn init_error(e: &NvmlError) -> (bool, &'static str, String) {
         NvmlError::NoPermission => (
             false,
             "no_permission",
-            "NVML was denied access to the GPUs (NVML_ERROR_NO_PERMISSION): check the permissions of /dev/nvidia*".to_string(),
+            if cfg!(windows) {
+                "NVML was denied access to the GPUs (NVML_ERROR_NO_PERMISSION)".to_string()
+            } else {
+                "NVML was denied access to the GPUs (NVML_ERROR_NO_PERMISSION): check the permissions of /dev/nvidia*".to_string()
+            },
         ),
         NvmlError::LibraryNotFound => (
             true,
@@ -90,7 +118,7 @@ pub fn probe(progress: Progress, deep: bool) -> NvmlReport {
             std::thread::sleep(std::time::Duration::from_secs(3600));
         }
     }
-    let nvml = match Nvml::init() {
+    let nvml = match open() {
         Ok(n) => n,
         Err(e) => {
             let (absent, code, msg) = init_error(&e);

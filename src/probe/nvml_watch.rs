@@ -27,7 +27,7 @@ pub struct NvmlMonitor {
 impl NvmlMonitor {
     /// None when NVML does not load (no driver): stress then runs without a watch.
     pub fn open() -> Option<NvmlMonitor> {
-        let nvml: &'static Nvml = Box::leak(Box::new(Nvml::init().ok()?));
+        let nvml: &'static Nvml = Box::leak(Box::new(super::nvml::open().ok()?));
         let count = nvml
             .device_count()
             .unwrap_or(0)

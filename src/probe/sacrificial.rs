@@ -43,7 +43,7 @@ impl HelperFailure {
         if let Some(at) = &self.at {
             s.push_str(&format!(" in {at}"));
         }
-        if !self.timed_out && !self.how.contains("signal") {
+        if !self.timed_out && !self.how.contains("signal") && !self.how.starts_with("crashed") {
             s.push_str(" without giving an answer");
         }
         if !self.said.is_empty() {

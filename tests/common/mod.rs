@@ -169,3 +169,17 @@ pub fn build_standin(src: &str, dir: &Path, name: &str, defines: &[&str]) -> Pat
     assert!(st.success(), "building {}", src.display());
     so
 }
+
+/// The embedded matrix as one file with `data_version` (the form `matrix update` installs).
+pub fn matrix_single_file(data_version: &str) -> String {
+    let mut out = format!("schema: gpudoctor.matrix/1\ndata_version: \"{data_version}\"\n");
+    for (_, text) in gpudoctor::matrix::EMBEDDED {
+        for line in text.lines() {
+            if !line.starts_with("schema:") && !line.starts_with("data_version:") {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+    }
+    out
+}

@@ -63,6 +63,23 @@ pub fn plain_path(s: &str) -> PathBuf {
     PathBuf::from(s)
 }
 
+/// No error dialog for a crash or a missing DLL, in gpudoctor and (inherited) its helpers: a
+/// helper that faults inside a driver library must end at once with its NTSTATUS, not wait for
+/// someone to close a Windows Error Reporting window until its deadline kills it.
+#[cfg(windows)]
+pub fn no_crash_dialogs() {
+    use windows_sys::Win32::System::Diagnostics::Debug::{
+        SetErrorMode, SEM_FAILCRITICALERRORS, SEM_NOGPFAULTERRORBOX, SEM_NOOPENFILEERRORBOX,
+    };
+    // SAFETY: SetErrorMode only sets this process's error mode.
+    unsafe {
+        SetErrorMode(SEM_FAILCRITICALERRORS | SEM_NOGPFAULTERRORBOX | SEM_NOOPENFILEERRORBOX);
+    }
+}
+
+#[cfg(not(windows))]
+pub fn no_crash_dialogs() {}
+
 /// Seconds since boot (GetTickCount64).
 #[cfg(windows)]
 pub fn uptime_seconds() -> Option<f64> {

@@ -1,0 +1,120 @@
+//! Under Wine (scripts/test-windows.sh): the stand-in driver libraries of tests/standin built as
+//! Windows DLLs, where a Windows driver install puts them. Wine has no NVIDIA driver; these show
+//! the driver paths of the Windows build: NVML found in NVSMI when System32 has none, the GPU
+//! read through it, and a driver library that hangs or crashes ending as a finding.
+#![cfg(windows)]
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+use common::{Ran, Run};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// The DLLs scripts/test-windows.sh built.
+fn standins() -> PathBuf {
+    let d = std::env::var("GPUDOCTOR_WIN_STANDINS")
+        .map(PathBuf::from)
+        .expect("GPUDOCTOR_WIN_STANDINS: run these tests with scripts/test-windows.sh");
+    assert!(d.join("nvml.dll").is_file(), "{}", d.display());
+    d
+}
+
+/// A pre-DCH driver install: nvml.dll only in `%ProgramW6432%\NVIDIA Corporation\NVSMI`.
+fn program_files_with_nvsmi(root: &Path) -> PathBuf {
+    let pf = root.join("Program Files");
+    let nvsmi = pf.join(r"NVIDIA Corporation\NVSMI");
+    std::fs::create_dir_all(&nvsmi).unwrap();
+    std::fs::copy(standins().join("nvml.dll"), nvsmi.join("nvml.dll")).unwrap();
+    pf
+}
+
+fn check(pf: &Path, env: &[(&str, &str)], timeout: &str) -> (Ran, Duration) {
+    let mut r = Run::new()
+        .env("ProgramW6432", pf)
+        .env("ProgramFiles", pf)
+        .args([
+            "check",
+            "--no-smoke",
+            "--format",
+            "json",
+            "--timeout",
+            timeout,
+        ]);
+    for (k, v) in env {
+        r = r.env(k, v);
+    }
+    let t = Instant::now();
+    let ran = r.run();
+    (ran, t.elapsed())
+}
+
+fn rules(v: &serde_json::Value) -> Vec<String> {
+    v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["rule"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// The GeForce profile (an RTX 4090 on 535.154.05 with a python process holding 20322 MiB,
+/// recorded in tests/standin/profiles/rtx.nvidia-smi-q.txt) read through NVSMI\nvml.dll.
+#[test]
+fn nvml_in_nvsmi_is_found_and_reads_the_gpu() {
+    let d = tempfile::tempdir().unwrap();
+    let pf = program_files_with_nvsmi(d.path());
+    let (ran, _) = check(&pf, &[("STANDIN_NVML_PROFILE", "rtx")], "20");
+    assert_ne!(ran.code, 2, "{}", ran.stderr);
+    let j = ran.json();
+    let nvml = &j["snapshot"]["driver"]["nvml"];
+    assert_eq!(nvml["value"]["driver_version"], "535.154.05", "{nvml:#}");
+    let gpus = j["snapshot"]["gpus"]["value"].as_array().unwrap();
+    assert_eq!(gpus.len(), 1);
+    assert_eq!(gpus[0]["name"], "NVIDIA GeForce RTX 4090");
+    let ids = rules(&j);
+    assert!(!ids.contains(&"driver.missing".to_string()), "{ids:?}");
+    // Persistence mode is not asked for on Windows, and no Linux-only rule runs.
+    assert_eq!(
+        gpus[0]["persistence_mode"]["code"], "not_applicable",
+        "{:#}",
+        gpus[0]
+    );
+    for f in j["findings"].as_array().unwrap() {
+        let cmds = f["fix"]["commands"].to_string();
+        assert!(!cmds.contains("sudo"), "{f:#}");
+    }
+}
+
+/// nvmlInit hangs: the helper is killed at the deadline (TerminateProcess) and the finding says
+/// where it hung, with the fix in Windows terms.
+#[test]
+fn a_hanging_nvml_dll_is_a_finding_at_the_deadline() {
+    let d = tempfile::tempdir().unwrap();
+    let pf = program_files_with_nvsmi(d.path());
+    let (ran, took) = check(&pf, &[("STANDIN_NVML_FAIL", "nvmlInit_v2=hang")], "4");
+    assert_eq!(ran.code, 1, "{}", ran.stderr);
+    assert!(took < Duration::from_secs(30), "took {took:?}");
+    let j = ran.json();
+    let t = common::finding(&j, "probe.timeout");
+    let text = t.to_string();
+    assert!(text.contains("nvmlInit_v2"), "{t:#}");
+    assert!(text.contains("Get-WinEvent"), "{t:#}");
+}
+
+/// nvmlInit faults: the helper ends with the access violation's NTSTATUS at once (no error
+/// dialog waits), and the finding names it.
+#[test]
+fn a_crashing_nvml_dll_is_named_by_its_ntstatus() {
+    let d = tempfile::tempdir().unwrap();
+    let pf = program_files_with_nvsmi(d.path());
+    let (ran, took) = check(&pf, &[("STANDIN_NVML_FAIL", "nvmlInit_v2=segv")], "20");
+    assert_eq!(ran.code, 1, "{}", ran.stderr);
+    assert!(took < Duration::from_secs(15), "took {took:?}");
+    let j = ran.json();
+    let c = common::finding(&j, "probe.crashed");
+    let detail = c["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("0xC0000005 (STATUS_ACCESS_VIOLATION)"),
+        "{detail}"
+    );
+}
