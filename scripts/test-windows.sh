@@ -50,7 +50,9 @@ export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER=wine
 export GPUDOCTOR_WIN_STANDINS=$target_dir/standin-win
 mkdir -p "$GPUDOCTOR_WIN_STANDINS"
 x86_64-w64-mingw32-gcc -shared -O1 -o "$GPUDOCTOR_WIN_STANDINS/nvml.dll" tests/standin/libnvidia-ml.c
-x86_64-w64-mingw32-gcc -shared -O1 -o "$GPUDOCTOR_WIN_STANDINS/nvcuda.dll" tests/standin/libcuda.c
+x86_64-w64-mingw32-windres tests/standin/nvcuda.rc -O coff -o "$GPUDOCTOR_WIN_STANDINS/nvcuda.res"
+x86_64-w64-mingw32-gcc -shared -O1 -o "$GPUDOCTOR_WIN_STANDINS/nvcuda.dll" tests/standin/libcuda.c \
+  "$GPUDOCTOR_WIN_STANDINS/nvcuda.res"
 
 if [ "$clippy" = 1 ]; then
   echo "== cargo clippy --target $TARGET --all-targets -- -D warnings"

@@ -118,3 +118,36 @@ fn a_crashing_nvml_dll_is_named_by_its_ntstatus() {
         "{detail}"
     );
 }
+
+/// nvcuda.dll on PATH and no NVML: the driver is known from nvcuda.dll's version resource
+/// (32.0.15.6094 is driver 560.94) and its cuDriverGetVersion, so it is not "missing".
+#[test]
+fn the_driver_version_is_read_from_nvcuda_dll() {
+    let d = tempfile::tempdir().unwrap();
+    let drv = d.path().join("driver");
+    std::fs::create_dir_all(&drv).unwrap();
+    std::fs::copy(standins().join("nvcuda.dll"), drv.join("nvcuda.dll")).unwrap();
+    let sysroot = std::env::var("SystemRoot").unwrap_or_else(|_| r"C:\windows".to_string());
+    let (ran, _) = check(
+        &d.path().join("no-program-files"),
+        &[
+            (
+                "PATH",
+                &format!(r"{sysroot}\system32;{sysroot};{}", drv.display()),
+            ),
+            ("STANDIN_CUDA_VERSION", "12060"),
+        ],
+        "20",
+    );
+    assert_ne!(ran.code, 2, "{}", ran.stderr);
+    let j = ran.json();
+    let lib = &j["snapshot"]["driver"]["libcuda"]["value"];
+    assert!(
+        lib["path"].as_str().unwrap().ends_with("nvcuda.dll"),
+        "{lib:#}"
+    );
+    assert_eq!(lib["file_version"], "560.94", "{lib:#}");
+    assert_eq!(lib["cuda_driver_version"], 12060, "{lib:#}");
+    let ids = rules(&j);
+    assert!(!ids.contains(&"driver.missing".to_string()), "{ids:?}");
+}

@@ -197,7 +197,44 @@ fn mapped_file(addr: *const libc::c_void) -> Option<String> {
     Some(resolved.to_string_lossy().into_owned())
 }
 
-#[cfg(not(unix))]
+/// The file of the loaded DLL that holds `addr` (GetModuleHandleExW by address, then
+/// GetModuleFileNameW).
+#[cfg(windows)]
+fn mapped_file(addr: *const libc::c_void) -> Option<String> {
+    use std::os::windows::ffi::OsStringExt;
+    use windows_sys::Win32::Foundation::HMODULE;
+    use windows_sys::Win32::System::LibraryLoader::{
+        GetModuleFileNameW, GetModuleHandleExW, GET_MODULE_HANDLE_EX_FLAG_FROM_ADDRESS,
+        GET_MODULE_HANDLE_EX_FLAG_UNCHANGED_REFCOUNT,
+    };
+    let mut module: HMODULE = std::ptr::null_mut();
+    // SAFETY: `addr` lies in a module this process loaded and keeps loaded; `module` is a
+    // valid out-pointer; no reference is taken (UNCHANGED_REFCOUNT).
+    let ok = unsafe {
+        GetModuleHandleExW(
+            GET_MODULE_HANDLE_EX_FLAG_FROM_ADDRESS | GET_MODULE_HANDLE_EX_FLAG_UNCHANGED_REFCOUNT,
+            addr as *const u16,
+            &mut module,
+        )
+    };
+    if ok == 0 {
+        return None;
+    }
+    let mut buf = vec![0u16; 32 * 1024];
+    // SAFETY: the buffer is as long as we say.
+    let n = unsafe { GetModuleFileNameW(module, buf.as_mut_ptr(), buf.len() as u32) } as usize;
+    if n == 0 || n >= buf.len() {
+        return None;
+    }
+    let s = std::ffi::OsString::from_wide(buf.get(..n)?);
+    Some(
+        crate::probe::windows::plain_path(&s.to_string_lossy())
+            .to_string_lossy()
+            .into_owned(),
+    )
+}
+
+#[cfg(not(any(unix, windows)))]
 fn mapped_file(_addr: *const libc::c_void) -> Option<String> {
     None
 }

@@ -438,10 +438,12 @@ fn libcuda(helper: Option<PathBuf>, limit: Duration) -> Probed<LibCuda> {
                 }
             }
             let file_version = a.path.as_deref().and_then(|p| {
-                let f = std::path::Path::new(p)
-                    .file_name()?
-                    .to_string_lossy()
-                    .into_owned();
+                let path = std::path::Path::new(p);
+                if cfg!(windows) {
+                    // nvcuda.dll's version resource: 32.0.15.6094 is driver 560.94.
+                    return pe::file_version(path).and_then(|v| pe::driver_version_of(&v));
+                }
+                let f = path.file_name()?.to_string_lossy().into_owned();
                 let v = f.strip_prefix("libcuda.so.")?;
                 crate::version::DriverVersion::parse(v).map(|_| v.to_string())
             });
