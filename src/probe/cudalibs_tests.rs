@@ -92,17 +92,32 @@ fn windows_dlls_where_windows_installs_put_them() {
     let prefix = d.path().join("Python311");
     crate::probe::windows::make_test_install(&prefix, &win);
     let pf = d.path().join("Program Files");
-    let toolkit = pf.join("NVIDIA GPU Computing Toolkit/CUDA/v12.9/bin");
+    let toolkit = pf
+        .join("NVIDIA GPU Computing Toolkit")
+        .join("CUDA")
+        .join("v12.9")
+        .join("bin");
     std::fs::create_dir_all(&toolkit).unwrap();
     std::fs::copy(
-        win.join("nvidia/cuda_runtime/bin/cudart64_12.dll"),
+        win.join("nvidia")
+            .join("cuda_runtime")
+            .join("bin")
+            .join("cudart64_12.dll"),
         toolkit.join("cudart64_12.dll"),
     )
     .unwrap();
-    let cudnn = pf.join("NVIDIA/CUDNN/v9.1/bin/12.9");
+    let cudnn = pf
+        .join("NVIDIA")
+        .join("CUDNN")
+        .join("v9.1")
+        .join("bin")
+        .join("12.9");
     std::fs::create_dir_all(&cudnn).unwrap();
     std::fs::copy(
-        win.join("nvidia/cudnn/bin/cudnn64_9.dll"),
+        win.join("nvidia")
+            .join("cudnn")
+            .join("bin")
+            .join("cudnn64_9.dll"),
         cudnn.join("cudnn64_9.dll"),
     )
     .unwrap();

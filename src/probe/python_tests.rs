@@ -41,14 +41,17 @@ fn a_windows_install_is_found_on_path_and_in_its_folders() {
         return;
     };
     let d = tempfile::tempdir().unwrap();
-    let apps = d.path().join("Microsoft/WindowsApps");
+    let apps = d.path().join("Microsoft").join("WindowsApps");
     std::fs::create_dir_all(&apps).unwrap();
     std::fs::write(apps.join("python.exe"), b"").unwrap();
     let local = d.path().join("Local");
-    let prefix = local.join("Programs/Python/Python311");
+    let prefix = local.join("Programs").join("Python").join("Python311");
     crate::probe::windows::make_test_install(&prefix, &win);
     let roaming = d.path().join("Roaming");
-    let user_site = roaming.join("Python/Python311/site-packages");
+    let user_site = roaming
+        .join("Python")
+        .join("Python311")
+        .join("site-packages");
     std::fs::create_dir_all(&user_site).unwrap();
     let path = std::env::join_paths([apps.clone(), prefix.clone()]).unwrap();
     let path = path.to_string_lossy().into_owned();
@@ -79,7 +82,8 @@ fn a_windows_install_is_found_on_path_and_in_its_folders() {
         e.site_packages,
         [
             prefix
-                .join("Lib/site-packages")
+                .join("Lib")
+                .join("site-packages")
                 .to_string_lossy()
                 .into_owned(),
             user_site.to_string_lossy().into_owned()
@@ -112,8 +116,8 @@ fn conda_installs_and_envs_on_windows() {
     let base = d.path().join("miniforge3");
     crate::probe::windows::make_test_install(&base, &win);
     std::fs::create_dir_all(base.join("conda-meta")).unwrap();
-    let env = base.join("envs/tf210");
-    std::fs::create_dir_all(env.join("Lib/site-packages")).unwrap();
+    let env = base.join("envs").join("tf210");
+    std::fs::create_dir_all(env.join("Lib").join("site-packages")).unwrap();
     std::fs::create_dir_all(env.join("conda-meta")).unwrap();
     std::fs::write(env.join("python.exe"), b"").unwrap();
     std::fs::write(env.join("python310.dll"), b"").unwrap();
