@@ -8,7 +8,8 @@
 # which Wine 8 lacks: scripts/dev/bcryptprimitives.c), fetches the real Windows CUDA DLLs from
 # PyPI (scripts/test-setup.sh), runs clippy for the Windows target, then the unit tests and the
 # Windows integration tests through Wine (CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER). Extra
-# arguments go to cargo test (e.g. `--test windows`); without any, the set below runs.
+# arguments go to cargo test (e.g. `--test windows`, `--no-fail-fast`); without a --test or
+# --lib among them, the unit tests and tests/windows*.rs run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TARGET=x86_64-pc-windows-gnu
@@ -59,10 +60,13 @@ if [ "$clippy" = 1 ]; then
   cargo clippy --target "$TARGET" --all-targets -- -D warnings
 fi
 echo "== cargo test --target $TARGET (under Wine)"
-if [ $# -eq 0 ]; then
-  for t in tests/windows*.rs; do set -- "$@" --test "$(basename "$t" .rs)"; done
-  set -- --lib "$@"
-fi
+case " $* " in
+  *" --test "* | *" --lib "*) ;;
+  *)
+    for t in tests/windows*.rs; do set -- "$@" --test "$(basename "$t" .rs)"; done
+    set -- --lib "$@"
+    ;;
+esac
 status=0
 cargo test --target "$TARGET" "$@" || status=$?
 wineserver -k >/dev/null 2>&1 || true
