@@ -118,3 +118,50 @@ fn redaction_hides_the_profile_folder() {
         "{prefixes:?}"
     );
 }
+
+/// A Python registered only in the registry (PEP 514, as python.org's installer does when
+/// installing somewhere else): found through `HKCU\Software\Python\<Company>\<Tag>\InstallPath`.
+#[test]
+fn an_interpreter_registered_by_pep_514_is_found() {
+    let Some(d) = profile_with_python() else {
+        return;
+    };
+    // Somewhere no other search looks.
+    let elsewhere = d.path().join(r"Tools\Py311");
+    std::fs::rename(
+        d.path().join(r"AppData\Local\Programs\Python\Python311"),
+        &elsewhere,
+    )
+    .unwrap();
+    let key = r"HKCU\Software\Python\GpudoctorTest\3.11-test";
+    let reg = |args: &[&str]| {
+        std::process::Command::new("reg")
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let _ = reg(&["delete", key, "/f"]);
+    let added = reg(&[
+        "add",
+        &format!(r"{key}\InstallPath"),
+        "/ve",
+        "/d",
+        &elsewhere.to_string_lossy(),
+        "/f",
+    ]);
+    assert!(added.status.success(), "{added:?}");
+    let ran = in_profile(d.path()).args(["snapshot"]).run();
+    let _ = reg(&["delete", key, "/f"]);
+    assert_eq!(ran.code, 0, "{}", ran.stderr);
+    let j = ran.json();
+    let envs = j["python"]["value"].as_array().unwrap();
+    let env = envs
+        .iter()
+        .find(|e| e["prefix"].as_str().unwrap().ends_with("Py311"))
+        .unwrap_or_else(|| panic!("{envs:#?}"));
+    assert_eq!(
+        env["origin"],
+        r"registry HKCU\Software\Python\GpudoctorTest\3.11-test"
+    );
+    assert_eq!(env["torch"]["version"], "2.11.0+cpu");
+}

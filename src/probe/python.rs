@@ -115,8 +115,12 @@ pub fn probe(src: &Sources, deep: Option<Duration>) -> Vec<PythonEnv> {
         }
     }
     if src.windows {
-        for (exe, origin) in windows_installs(src) {
-            add(from_interpreter(&exe, &origin, src), &mut envs);
+        let registered = super::windows::registry::pep514_interpreters();
+        for (exe, origin) in windows_installs(src).into_iter().chain(registered) {
+            let origin = sanitize::clean_line(&origin, 200);
+            if exe.is_file() {
+                add(from_interpreter(&exe, &origin, src), &mut envs);
+            }
         }
     }
     for e in envs.iter_mut() {

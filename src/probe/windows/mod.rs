@@ -6,6 +6,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+pub mod registry;
+
 use crate::snapshot::{Driver, Host, KernelLog, Probed};
 
 /// The host facts on Windows.
