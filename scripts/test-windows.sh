@@ -34,7 +34,7 @@ case "$target_dir" in /*) ;; *) target_dir=$PWD/$target_dir ;; esac
 export WINEPREFIX=${WINEPREFIX:-$target_dir/wine}
 export WINEDEBUG=${WINEDEBUG:--all}
 # No "Wine Mono/Gecko is missing" dialogs, no display.
-export WINEDLLOVERRIDES=${WINEDLLOVERRIDES:-mscoree,mshtml=}
+export WINEDLLOVERRIDES=${WINEDLLOVERRIDES:-mscoree,mshtml=;winedbg.exe=d}
 unset DISPLAY
 if [ ! -f "$WINEPREFIX/.gpudoctor-v1" ]; then
   rm -rf "$WINEPREFIX"

@@ -70,7 +70,7 @@ fn nvml_in_nvsmi_is_found_and_reads_the_gpu() {
     assert_eq!(nvml["value"]["driver_version"], "535.154.05", "{nvml:#}");
     let gpus = j["snapshot"]["gpus"]["value"].as_array().unwrap();
     assert_eq!(gpus.len(), 1);
-    assert_eq!(gpus[0]["name"], "NVIDIA GeForce RTX 4090");
+    assert_eq!(gpus[0]["name"]["value"], "NVIDIA GeForce RTX 4090");
     let ids = rules(&j);
     assert!(!ids.contains(&"driver.missing".to_string()), "{ids:?}");
     // Persistence mode is not asked for on Windows, and no Linux-only rule runs.

@@ -232,8 +232,29 @@ pub fn kill_helpers() {
             }
         }
     }
-    #[cfg(not(unix))]
+    #[cfg(windows)]
+    for pid in pids {
+        terminate(pid);
+    }
+    #[cfg(not(any(unix, windows)))]
     let _ = pids;
+}
+
+/// Ends a helper by PID (Windows has no process groups to signal). A helper left running would
+/// also hold gpudoctor's own standard output open: Windows children inherit every inheritable
+/// handle, so whoever reads gpudoctor's output would wait for the helper too.
+#[cfg(windows)]
+fn terminate(pid: u32) {
+    use windows_sys::Win32::Foundation::CloseHandle;
+    use windows_sys::Win32::System::Threading::{OpenProcess, TerminateProcess, PROCESS_TERMINATE};
+    // SAFETY: plain process calls on a handle opened and closed here.
+    unsafe {
+        let h = OpenProcess(PROCESS_TERMINATE, 0, pid);
+        if !h.is_null() {
+            TerminateProcess(h, 1);
+            CloseHandle(h);
+        }
+    }
 }
 
 /// Runs `cmd` with no standard input, collecting at most `cap` bytes of each output stream,

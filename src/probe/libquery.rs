@@ -259,6 +259,24 @@ pub fn query_with_env(
 ) -> Result<LibAnswer, String> {
     let mut cmd = Command::new(helper);
     cmd.arg("__probe-lib").arg(kind.as_str()).arg(target);
+    if cfg!(windows) {
+        // A DLL's own folder is not searched for what it loads later: cuDNN 9's cudnn64_9.dll
+        // loads cudnn_graph64_9.dll by name when first called and, not finding it, fails fast
+        // with 0xC0000409. PyTorch adds each nvidia\*\bin folder with os.add_dll_directory and
+        // TensorFlow's guide puts cuDNN's on PATH; the helper does the same.
+        if let Some(dir) = Path::new(target)
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+        {
+            let mut dirs = vec![dir.to_path_buf()];
+            if let Some(p) = std::env::var_os("PATH") {
+                dirs.extend(std::env::split_paths(&p));
+            }
+            if let Ok(joined) = std::env::join_paths(dirs) {
+                cmd.env("PATH", joined);
+            }
+        }
+    }
     cmd.envs(env.iter().copied());
     let out = deadline::run(cmd, limit, 64 * 1024).map_err(|e| {
         format!(
