@@ -45,6 +45,18 @@ fn the_json_report_says_windows() {
     let j = ran.json();
     let host = &j["snapshot"]["host"]["value"];
     assert_eq!(host["os"], "windows", "{host:#}");
+    // Wine's registry answers as a Windows release does.
+    assert!(
+        host["distribution"].as_str().unwrap().contains("Windows"),
+        "{host:#}"
+    );
+    assert!(
+        host["kernel"]
+            .as_str()
+            .unwrap()
+            .starts_with("NT 10.0 build "),
+        "{host:#}"
+    );
     assert!(host["container"].is_null(), "{host:#}");
 }
 

@@ -10,13 +10,63 @@ pub mod registry;
 
 use crate::snapshot::{Driver, Host, KernelLog, Probed};
 
-/// The host facts on Windows.
+/// The host facts on Windows: the edition, release and build from
+/// `HKLM\SOFTWARE\Microsoft\Windows NT\CurrentVersion`, where winver reads them.
 pub fn host(env: &dyn Fn(&str) -> Option<String>) -> Host {
     let _ = env;
+    use registry::{dword, string, Root};
+    const KEY: &str = r"SOFTWARE\Microsoft\Windows NT\CurrentVersion";
+    let get = |name: &str| string(Root::LocalMachine, KEY, Some(name));
+    let build = get("CurrentBuild").or_else(|| get("CurrentBuildNumber"));
+    let ubr = dword(Root::LocalMachine, KEY, "UBR");
     Host {
         os: "windows".to_string(),
         arch: std::env::consts::ARCH.to_string(),
+        kernel: build.as_deref().map(|b| {
+            let b = crate::sanitize::clean_line(b, 20);
+            match ubr {
+                Some(u) => format!("NT 10.0 build {b}.{u}"),
+                None => format!("NT 10.0 build {b}"),
+            }
+        }),
+        distribution: get("ProductName").map(|p| {
+            describe_os(
+                &p,
+                get("DisplayVersion")
+                    .or_else(|| get("ReleaseId"))
+                    .as_deref(),
+                build.as_deref(),
+                ubr,
+            )
+        }),
         ..Default::default()
+    }
+}
+
+/// "Windows 11 Pro 23H2 (build 22631.4460)" from the registry's values. Windows 11 still says
+/// "Windows 10" in ProductName; its builds start at 22000 (Windows 10 ends at 1904x, Server
+/// 2022 is 20348: https://github.com/nvaccess/nvda/issues/12509).
+pub fn describe_os(
+    product: &str,
+    release: Option<&str>,
+    build: Option<&str>,
+    ubr: Option<u32>,
+) -> String {
+    let clean = |s: &str| crate::sanitize::clean_line(s.trim(), 60);
+    let mut name = clean(product);
+    let build_no: Option<u32> = build.and_then(|b| b.trim().parse().ok());
+    if build_no.is_some_and(|b| b >= 22000) {
+        if let Some(rest) = name.strip_prefix("Windows 10") {
+            name = format!("Windows 11{rest}");
+        }
+    }
+    if let Some(r) = release.map(clean).filter(|r| !r.is_empty()) {
+        name = format!("{name} {r}");
+    }
+    match (build.map(clean), ubr) {
+        (Some(b), Some(u)) => format!("{name} (build {b}.{u})"),
+        (Some(b), None) => format!("{name} (build {b})"),
+        _ => name,
     }
 }
 

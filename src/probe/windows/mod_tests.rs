@@ -17,3 +17,30 @@ fn verbatim_prefixes_are_not_printed() {
     );
     assert_eq!(plain_path("/usr/lib"), PathBuf::from("/usr/lib"));
 }
+
+/// The registry's values as Windows 11 23H2, Windows 10 22H2 and Server 2022 hold them (build
+/// numbers from https://github.com/nvaccess/nvda/issues/12509).
+#[test]
+fn the_os_name_says_windows_11_where_the_registry_says_10() {
+    assert_eq!(
+        describe_os("Windows 10 Pro", Some("23H2"), Some("22631"), Some(4460)),
+        "Windows 11 Pro 23H2 (build 22631.4460)"
+    );
+    assert_eq!(
+        describe_os("Windows 10 Home", Some("22H2"), Some("19045"), Some(5011)),
+        "Windows 10 Home 22H2 (build 19045.5011)"
+    );
+    assert_eq!(
+        describe_os(
+            "Windows Server 2022 Datacenter",
+            Some("21H2"),
+            Some("20348"),
+            None
+        ),
+        "Windows Server 2022 Datacenter 21H2 (build 20348)"
+    );
+    assert_eq!(
+        describe_os("Windows 10 Pro", None, None, None),
+        "Windows 10 Pro"
+    );
+}
