@@ -128,6 +128,7 @@ fn an_interpreter_registered_by_pep_514_is_found() {
     };
     // Somewhere no other search looks.
     let elsewhere = d.path().join(r"Tools\Py311");
+    std::fs::create_dir_all(d.path().join("Tools")).unwrap();
     std::fs::rename(
         d.path().join(r"AppData\Local\Programs\Python\Python311"),
         &elsewhere,

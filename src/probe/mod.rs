@@ -350,9 +350,13 @@ fn nvml_probe(
     let Some(h) = helper else {
         return Ok(nvml::probe(progress, deep));
     };
+    // Killed a little before the probe's deadline so that its breadcrumb (where it hung) is read
+    // in time; ending a process and reading its pipes takes longer on Windows (under Wine, 100 ms
+    // was not enough: the main thread's deadline came first and where NVML hung was lost).
+    let margin = Duration::from_millis(if cfg!(windows) { 400 } else { 100 });
     let limit = until
         .saturating_duration_since(Instant::now())
-        .saturating_sub(Duration::from_millis(100));
+        .saturating_sub(margin);
     let args: &[&str] = if deep {
         &["__probe-nvml", "--deep"]
     } else {
