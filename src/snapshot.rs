@@ -425,6 +425,10 @@ pub struct Gpu {
     pub processes: Probed<Vec<GpuProcess>>,
     #[serde(default)]
     pub persistence_mode: Probed<bool>,
+    /// Windows: the driver model, "WDDM" (a display device, under the display driver's timeout),
+    /// "TCC" (compute only) or "MCDM"; absent elsewhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub driver_model: Option<String>,
     /// "default", "exclusive_thread", "prohibited", "exclusive_process".
     #[serde(default)]
     pub compute_mode: Probed<String>,

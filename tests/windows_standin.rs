@@ -83,6 +83,20 @@ fn nvml_in_nvsmi_is_found_and_reads_the_gpu() {
         let cmds = f["fix"]["commands"].to_string();
         assert!(!cmds.contains("sudo"), "{f:#}");
     }
+    // The driver model (nvmlDeviceGetDriverModel): a GeForce card driving a display is WDDM.
+    assert_eq!(gpus[0]["driver_model"], "WDDM", "{:#}", gpus[0]);
+    for (model, name) in [("1", "TCC"), ("2", "MCDM")] {
+        let (ran, _) = check(
+            &pf,
+            &[
+                ("STANDIN_NVML_PROFILE", "rtx"),
+                ("STANDIN_NVML_DRIVER_MODEL", model),
+            ],
+            "20",
+        );
+        let j = ran.json();
+        assert_eq!(j["snapshot"]["gpus"]["value"][0]["driver_model"], name);
+    }
 }
 
 /// nvmlInit hangs: the helper is killed at the deadline (TerminateProcess) and the finding says

@@ -224,6 +224,7 @@ fn gpu(nvml: &Nvml, index: u32, progress: &Progress, deep: bool) -> Gpu {
         memory: memory(nvml, &dev),
         processes: processes(nvml, &dev),
         persistence_mode: persistence(&dev),
+        driver_model: driver_model(&dev),
         compute_mode: p(dev.compute_mode()).map(|m| {
             match m {
                 ComputeMode::Default => "default",
@@ -400,6 +401,27 @@ fn process_name(pid: u32) -> Option<String> {
     std::fs::read_to_string(format!("/proc/{pid}/comm"))
         .ok()
         .map(|s| sanitize::clean_line(s.trim(), 64))
+}
+
+/// The Windows driver model (nvmlDeviceGetDriverModel, Windows only). nvml-wrapper knows
+/// NVML_DRIVER_WDDM (0) and NVML_DRIVER_WDM (1, which NVIDIA calls TCC); NVML_DRIVER_MCDM (2)
+/// reaches it as an unexpected variant (nvml.h, nvmlDriverModel_t).
+#[cfg(windows)]
+fn driver_model(dev: &nvml_wrapper::Device) -> Option<String> {
+    use nvml_wrapper::enum_wrappers::device::DriverModel;
+    match dev.driver_model() {
+        Ok(s) => Some(match s.current {
+            DriverModel::WDDM => "WDDM".to_string(),
+            DriverModel::WDM => "TCC".to_string(),
+        }),
+        Err(NvmlError::UnexpectedVariant(2)) => Some("MCDM".to_string()),
+        Err(_) => None,
+    }
+}
+
+#[cfg(not(windows))]
+fn driver_model(_dev: &nvml_wrapper::Device) -> Option<String> {
+    None
 }
 
 /// Persistence mode is a Linux setting (nvmlDeviceGetPersistenceMode: "Linux only").

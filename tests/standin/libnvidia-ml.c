@@ -358,6 +358,16 @@ nvmlReturn_t nvmlDeviceGetPersistenceMode(nvmlDevice_t dev, int *m) {
     ANSWER(m, dev->persistence);
 }
 
+/* Windows only in NVIDIA's NVML: the driver model, from STANDIN_NVML_DRIVER_MODEL (0 WDDM, the
+ * default of a GeForce card driving a display; 1 TCC; 2 MCDM). */
+nvmlReturn_t nvmlDeviceGetDriverModel(nvmlDevice_t dev, int *current, int *pending) {
+    DEV("nvmlDeviceGetDriverModel");
+    if (!current || !pending) return 2;
+    const char *m = getenv("STANDIN_NVML_DRIVER_MODEL");
+    *current = *pending = m ? atoi(m) : 0;
+    return 0;
+}
+
 nvmlReturn_t nvmlDeviceGetComputeMode(nvmlDevice_t dev, int *m) {
     DEV("nvmlDeviceGetComputeMode");
     ANSWER(m, dev->compute_mode);
