@@ -130,6 +130,29 @@ pub fn install_forwarding() {
     }
 }
 
+/// `gpudoctor run` on Windows: Ctrl-C, Ctrl-Break and closing the console reach every process
+/// attached to the console, the command included, so nothing is passed on; gpudoctor records
+/// the event (as SIGINT 2 or SIGTERM 15) and stays to report how the command ended.
+#[cfg(windows)]
+pub fn install_forwarding() {
+    // SAFETY: the handler only updates an atomic; it runs on a thread Windows creates.
+    unsafe {
+        windows_sys::Win32::System::Console::SetConsoleCtrlHandler(Some(on_run_console_event), 1);
+    }
+}
+
+#[cfg(windows)]
+unsafe extern "system" fn on_run_console_event(event: u32) -> windows_sys::core::BOOL {
+    use windows_sys::Win32::System::Console::{CTRL_BREAK_EVENT, CTRL_CLOSE_EVENT, CTRL_C_EVENT};
+    let sig: u32 = match event {
+        CTRL_C_EVENT => 2,
+        CTRL_BREAK_EVENT | CTRL_CLOSE_EVENT => 15,
+        _ => return 0,
+    };
+    SEEN.fetch_or(1u64 << sig, Ordering::SeqCst);
+    1
+}
+
 /// The signals to pass on since the last call (signal numbers).
 pub fn take_forward() -> Vec<i32> {
     bits(FORWARD.swap(0, Ordering::SeqCst))

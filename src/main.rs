@@ -33,5 +33,13 @@ fn main() -> ExitCode {
     let _ = stdout.flush();
     let _ = std::io::stderr().write_all(out.stderr.as_bytes());
     gpudoctor::probe::trace::line("output written");
-    ExitCode::from(out.status.code() as u8)
+    let code = out.status.code();
+    // `gpudoctor run` on Windows passes on a 32-bit exit code (a crash's NTSTATUS, as
+    // 3221226505): ExitCode holds one byte, so such a code leaves through exit().
+    #[cfg(windows)]
+    if !(0..=255).contains(&code) {
+        #[allow(clippy::exit)]
+        std::process::exit(code);
+    }
+    ExitCode::from(code.clamp(0, 255) as u8)
 }

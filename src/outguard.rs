@@ -55,9 +55,34 @@ pub fn file() -> std::io::Result<File> {
             use std::os::fd::AsFd;
             Ok(File::from(std::io::stdout().as_fd().try_clone_to_owned()?))
         }
-        #[cfg(not(unix))]
+        #[cfg(windows)]
+        None => {
+            use std::os::windows::io::AsHandle;
+            Ok(File::from(
+                std::io::stdout().as_handle().try_clone_to_owned()?,
+            ))
+        }
+        #[cfg(not(any(unix, windows)))]
         None => Err(std::io::Error::other("no separate standard output here")),
     }
+}
+
+/// Standard error as a file of its own (`gpudoctor run` passes its command's errors there).
+pub fn stderr_file() -> std::io::Result<File> {
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsFd;
+        Ok(File::from(std::io::stderr().as_fd().try_clone_to_owned()?))
+    }
+    #[cfg(windows)]
+    {
+        use std::os::windows::io::AsHandle;
+        Ok(File::from(
+            std::io::stderr().as_handle().try_clone_to_owned()?,
+        ))
+    }
+    #[cfg(not(any(unix, windows)))]
+    Err(std::io::Error::other("no separate standard error here"))
 }
 
 /// Whether the console behind standard output shows ANSI colour. On Windows 10 and 11 it does

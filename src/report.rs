@@ -578,8 +578,9 @@ pub enum ExitStatus {
     ToolFailed,
     Interrupted,
     Terminated,
-    /// `gpudoctor run`: the command's own status (its exit code, or 128 + the signal).
-    Passthrough(u8),
+    /// `gpudoctor run`: the command's own status (its exit code, or 128 + the signal; on
+    /// Windows the whole 32-bit code, a crash's NTSTATUS included).
+    Passthrough(i32),
 }
 
 impl ExitStatus {
@@ -590,7 +591,7 @@ impl ExitStatus {
             ExitStatus::ToolFailed => 2,
             ExitStatus::Interrupted => 130,
             ExitStatus::Terminated => 143,
-            ExitStatus::Passthrough(c) => i32::from(c),
+            ExitStatus::Passthrough(c) => c,
         }
     }
 }

@@ -3,15 +3,15 @@
 //! made and printed, the files saved. gpudoctor exits with the command's status; its own
 //! failures after the command started are one line on stderr.
 
-#[cfg(target_os = "linux")]
+#[cfg(any(target_os = "linux", windows))]
 use super::*;
 use crate::app::Output;
 use crate::cli::RunArgs;
-#[cfg(target_os = "linux")]
+#[cfg(any(target_os = "linux", windows))]
 use crate::report::ExitStatus;
 
 /// The files `--save DIR` writes.
-#[cfg(target_os = "linux")]
+#[cfg(any(target_os = "linux", windows))]
 const SAVED: [&str; 4] = [
     "report.json",
     "output.tail",
@@ -19,12 +19,12 @@ const SAVED: [&str; 4] = [
     "snapshot.json",
 ];
 
-#[cfg(not(target_os = "linux"))]
+#[cfg(not(any(target_os = "linux", windows)))]
 pub(crate) fn run(_a: RunArgs) -> Output {
     Output::tool_error("gpudoctor run is only available on Linux for now")
 }
 
-#[cfg(target_os = "linux")]
+#[cfg(any(target_os = "linux", windows))]
 pub(crate) fn run(a: RunArgs) -> Output {
     use crate::cli::RunFormat;
     use crate::runwatch::render::{self, ExitInfo, OutputInfo, RunReport, Tool, Verdict};
@@ -92,11 +92,11 @@ pub(crate) fn run(a: RunArgs) -> Output {
                     "gpudoctor: {}\n",
                     crate::sanitize::clean_line(&e.message, 400)
                 ),
-                status: ExitStatus::Passthrough(e.status.clamp(0, 255) as u8),
+                status: ExitStatus::Passthrough(e.status),
             };
         }
     };
-    let status = ExitStatus::Passthrough(w.ended.shell_status().clamp(0, 255) as u8);
+    let status = ExitStatus::Passthrough(w.ended.shell_status());
     let mut notes = w.timeline.unwatched.clone();
     let mut problems: Vec<String> = Vec::new();
     let ok = verdict::result(&verdict::Inputs {
@@ -251,7 +251,7 @@ pub(crate) fn run(a: RunArgs) -> Output {
 }
 
 /// Writes the `--save` files (timeline.jsonl is written as the run goes); returns what failed.
-#[cfg(target_os = "linux")]
+#[cfg(any(target_os = "linux", windows))]
 fn save(
     dir: &Path,
     report: &crate::runwatch::render::RunReport,

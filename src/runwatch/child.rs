@@ -18,22 +18,7 @@ use std::time::{Duration, Instant};
 
 use super::tail::Tail;
 
-/// How the command ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Ended {
-    Exited(i32),
-    Signaled { signal: i32, core_dumped: bool },
-}
-
-impl Ended {
-    /// The status a shell gives: the exit code, or 128 + the signal.
-    pub fn shell_status(self) -> i32 {
-        match self {
-            Ended::Exited(c) => c & 0xff,
-            Ended::Signaled { signal, .. } => 128 + signal,
-        }
-    }
-}
+pub use super::{Ended, SpawnError};
 
 /// A started command.
 pub struct Running {
@@ -50,14 +35,6 @@ pub struct Running {
     /// Set when the forwarder must stop.
     done: Arc<AtomicBool>,
     forwarder: Option<JoinHandle<()>>,
-}
-
-/// Why the command could not be started, with the status a shell would give (126 found but not
-/// runnable, 127 not found).
-#[derive(Debug)]
-pub struct SpawnError {
-    pub message: String,
-    pub status: i32,
 }
 
 /// An output that is a regular file: the command writes to it directly, and what it wrote is

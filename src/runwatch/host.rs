@@ -2,12 +2,21 @@
 //! and the memory cgroup gpudoctor and the command run in (a container's or a systemd scope's
 //! limit, and how many times its OOM killer struck), cgroup v2 or v1.
 
+#[cfg(not(windows))]
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+/// The processes of the tree rooted at `root` (itself included), by scanning /proc once. On
+/// Windows, the command's own process (its children are not followed there).
+#[cfg(windows)]
+pub fn tree(_proc_root: &Path, root: u32) -> Vec<u32> {
+    vec![root]
+}
+
 /// The processes of the tree rooted at `root` (itself included), by scanning /proc once.
+#[cfg(not(windows))]
 pub fn tree(proc_root: &Path, root: u32) -> Vec<u32> {
     let mut parent: HashMap<u32, Vec<u32>> = HashMap::new();
     let Ok(dir) = std::fs::read_dir(proc_root) else {
@@ -37,13 +46,37 @@ pub fn tree(proc_root: &Path, root: u32) -> Vec<u32> {
 
 /// The parent pid from /proc/PID/stat ("pid (comm) state ppid ...": the name may hold spaces
 /// and parentheses, so read after the last ')').
+#[cfg(not(windows))]
 fn ppid(stat: &Path) -> Option<u32> {
     let s = std::fs::read_to_string(stat).ok()?;
     let rest = s.get(s.rfind(')')? + 1..)?;
     rest.split_whitespace().nth(1)?.parse().ok()
 }
 
+/// Resident memory of one process, bytes: its working set (K32GetProcessMemoryInfo).
+#[cfg(windows)]
+pub fn rss(_proc_root: &Path, pid: u32) -> Option<u64> {
+    use windows_sys::Win32::Foundation::CloseHandle;
+    use windows_sys::Win32::System::ProcessStatus::{
+        K32GetProcessMemoryInfo, PROCESS_MEMORY_COUNTERS,
+    };
+    use windows_sys::Win32::System::Threading::{OpenProcess, PROCESS_QUERY_LIMITED_INFORMATION};
+    // SAFETY: a handle opened and closed here; `c` is a plain C struct sized as declared.
+    unsafe {
+        let h = OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, 0, pid);
+        if h.is_null() {
+            return None;
+        }
+        let mut c: PROCESS_MEMORY_COUNTERS = std::mem::zeroed();
+        c.cb = std::mem::size_of::<PROCESS_MEMORY_COUNTERS>() as u32;
+        let ok = K32GetProcessMemoryInfo(h, &mut c, c.cb);
+        CloseHandle(h);
+        (ok != 0).then_some(c.WorkingSetSize as u64)
+    }
+}
+
 /// Resident memory of one process, bytes (/proc/PID/statm, second field, in pages).
+#[cfg(not(windows))]
 pub fn rss(proc_root: &Path, pid: u32) -> Option<u64> {
     let s = std::fs::read_to_string(proc_root.join(pid.to_string()).join("statm")).ok()?;
     let pages: u64 = s.split_whitespace().nth(1)?.parse().ok()?;
@@ -61,7 +94,7 @@ fn page_size() -> u64 {
     }
 }
 
-#[cfg(not(unix))]
+#[cfg(not(any(unix, windows)))]
 fn page_size() -> u64 {
     4096
 }

@@ -1,6 +1,7 @@
 use super::*;
 
 /// A /proc with the given (pid, stat) files.
+#[cfg(not(windows))]
 fn fake_proc(entries: &[(u32, &str)]) -> tempfile::TempDir {
     let d = tempfile::tempdir().unwrap();
     for (pid, stat) in entries {
@@ -13,6 +14,7 @@ fn fake_proc(entries: &[(u32, &str)]) -> tempfile::TempDir {
 }
 
 #[test]
+#[cfg(not(windows))]
 fn the_tree_follows_parents_whatever_the_names() {
     // Names with spaces and parentheses, as /proc/PID/stat writes them.
     let d = fake_proc(&[
@@ -25,6 +27,15 @@ fn the_tree_follows_parents_whatever_the_names() {
     t.sort();
     assert_eq!(t, vec![10, 11, 12]);
     assert_eq!(rss(d.path(), 11), Some(256 * page_size()));
+}
+
+/// Windows: the working set of a live process (this one), through its handle.
+#[test]
+#[cfg(windows)]
+fn the_working_set_of_this_process_is_read() {
+    let ws = rss(Path::new(""), std::process::id()).unwrap();
+    assert!(ws > 1 << 20, "{ws}");
+    assert_eq!(tree(Path::new(""), 4242), vec![4242]);
 }
 
 /// cgroup v1 as on the machine these tests were written on (memory.oom_control's real text).

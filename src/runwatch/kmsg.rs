@@ -5,6 +5,7 @@
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
+#[cfg(unix)]
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
@@ -24,9 +25,17 @@ const MAX_RECORDS: usize = 20_000;
 impl KernelFollower {
     /// Opens `path` (/dev/kmsg, or a plain file in tests) at its end.
     pub fn open(path: &Path) -> Result<KernelFollower, String> {
-        let mut f = std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NONBLOCK)
+        if cfg!(windows) {
+            return Err(
+                "Windows has no kernel log; the System event log is not followed during a run"
+                    .into(),
+            );
+        }
+        let mut opts = std::fs::OpenOptions::new();
+        opts.read(true);
+        #[cfg(unix)]
+        opts.custom_flags(libc::O_NONBLOCK);
+        let mut f = opts
             .open(path)
             .map_err(|e| format!("{}: {e}", path.display()))?;
         // On /dev/kmsg, SEEK_END moves past the last record (kernel Documentation/ABI/testing/dev-kmsg).

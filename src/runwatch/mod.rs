@@ -7,19 +7,53 @@
 
 #[cfg(target_os = "linux")]
 pub mod child;
+#[cfg(windows)]
+#[path = "child_windows.rs"]
+pub mod child;
 pub mod host;
-#[cfg(target_os = "linux")]
+#[cfg(any(target_os = "linux", windows))]
 pub mod kmsg;
-#[cfg(target_os = "linux")]
+#[cfg(any(target_os = "linux", windows))]
 pub mod render;
-#[cfg(target_os = "linux")]
+#[cfg(any(target_os = "linux", windows))]
 pub mod sampler;
 pub mod tail;
-#[cfg(target_os = "linux")]
+#[cfg(any(target_os = "linux", windows))]
 pub mod verdict;
 
-#[cfg(target_os = "linux")]
+#[cfg(any(target_os = "linux", windows))]
 pub use engine::*;
+
+/// How the command ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ended {
+    /// Its exit code; on Windows a crash's NTSTATUS (0xC0000409 is -1073740791).
+    Exited(i32),
+    Signaled {
+        signal: i32,
+        core_dumped: bool,
+    },
+}
+
+impl Ended {
+    /// The status a shell gives: the exit code, or 128 + the signal. On Linux an exit code is
+    /// one byte; Windows keeps all 32 bits (a crash's NTSTATUS), and so does gpudoctor there.
+    pub fn shell_status(self) -> i32 {
+        match self {
+            Ended::Exited(c) if cfg!(windows) => c,
+            Ended::Exited(c) => c & 0xff,
+            Ended::Signaled { signal, .. } => 128 + signal,
+        }
+    }
+}
+
+/// Why the command could not be started, with the status a shell would give (126 found but not
+/// runnable, 127 not found).
+#[derive(Debug)]
+pub struct SpawnError {
+    pub message: String,
+    pub status: i32,
+}
 
 /// The JSON report's schema.
 pub const RUN_SCHEMA: &str = "gpudoctor.run/1";
@@ -74,18 +108,18 @@ pub fn plain_text(bytes: &[u8]) -> String {
     out
 }
 
-#[cfg(target_os = "linux")]
+#[cfg(any(target_os = "linux", windows))]
 mod engine {
     use std::ffi::OsString;
     use std::fs::File;
-    use std::os::fd::AsFd;
     use std::path::PathBuf;
     use std::sync::{mpsc, Arc, Mutex};
     use std::time::{Duration, Instant};
 
-    use super::child::{self, Ended, SpawnError};
+    use super::child;
     use super::sampler::{self, SamplerOptions, Timeline};
     use super::tail::Tail;
+    use super::{Ended, SpawnError};
 
     /// How to watch.
     pub struct WatchOptions {
@@ -120,12 +154,7 @@ mod engine {
             status: 126,
         };
         let out = crate::outguard::file().map_err(setup)?;
-        let err = File::from(
-            std::io::stderr()
-                .as_fd()
-                .try_clone_to_owned()
-                .map_err(setup)?,
-        );
+        let err = crate::outguard::stderr_file().map_err(setup)?;
         let started_unix_s = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_secs_f64())

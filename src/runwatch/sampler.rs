@@ -187,10 +187,32 @@ fn open_monitor(stop: &AtomicBool) -> Result<Box<dyn Monitor>, String> {
             Some(why) => Err(why),
             None => Ok(m),
         },
-        None => Err("NVML (libnvidia-ml.so.1) did not load: no NVIDIA driver here, so the GPUs were not watched".into()),
+        None => Err(format!(
+            "NVML ({}) did not load: no NVIDIA driver here, so the GPUs were not watched",
+            crate::probe::NVML_LIB
+        )),
     }
 }
 
+/// CPU time of the calling thread, seconds (GetThreadTimes: kernel + user, 100 ns units).
+#[cfg(windows)]
+fn thread_cpu() -> f64 {
+    use windows_sys::Win32::Foundation::FILETIME;
+    use windows_sys::Win32::System::Threading::{GetCurrentThread, GetThreadTimes};
+    let z = || FILETIME {
+        dwLowDateTime: 0,
+        dwHighDateTime: 0,
+    };
+    let (mut c, mut e, mut k, mut u) = (z(), z(), z(), z());
+    // SAFETY: the pseudo-handle of this thread and four valid out-pointers.
+    if unsafe { GetThreadTimes(GetCurrentThread(), &mut c, &mut e, &mut k, &mut u) } == 0 {
+        return 0.0;
+    }
+    let t = |f: FILETIME| (u64::from(f.dwHighDateTime) << 32 | u64::from(f.dwLowDateTime)) as f64;
+    (t(k) + t(u)) / 1e7
+}
+
+#[cfg(not(windows))]
 fn thread_cpu() -> f64 {
     // SAFETY: clock_gettime into a zeroed timespec.
     unsafe {

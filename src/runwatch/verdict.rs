@@ -48,7 +48,7 @@ pub fn result(i: &Inputs) -> &'static str {
         || matches!(
             i.ended,
             Ended::Signaled {
-                signal: libc::SIGINT,
+                signal: 2, // SIGINT
                 ..
             } | Ended::Exited(130)
         );

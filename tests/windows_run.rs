@@ -1,0 +1,66 @@
+//! `gpudoctor run` on Windows, under Wine (scripts/test-windows.sh): the command's output passes
+//! through, its exit code is gpudoctor's, all 32 bits of it, and a crash code such as the
+//! 0xC0000409 Keras users meet is named.
+#![cfg(windows)]
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+use common::Run;
+use std::path::Path;
+
+fn run() -> Run {
+    Run::new()
+        .env("GPUDOCTOR_RUN_INTERVAL", "0.1")
+        .args(["run"])
+}
+
+fn report(p: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(p).unwrap();
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"))
+}
+
+#[test]
+fn output_and_exit_status_pass_through() {
+    for code in [0, 1, 3] {
+        let r = run()
+            .args(["--", "cmd", "/c", &format!("echo hello& exit {code}")])
+            .run();
+        assert_eq!(r.code, code, "{}", r.stderr);
+        assert_eq!(r.stdout.trim_end(), "hello", "{}", r.stdout);
+        if code == 0 {
+            assert!(r.stderr.contains("ended well (exit 0)"), "{}", r.stderr);
+        } else {
+            assert!(
+                r.stderr.contains(&format!("exited with status {code}")),
+                "{}",
+                r.stderr
+            );
+        }
+    }
+    // Not found: the shell's 127.
+    let r = run().args(["--", r"C:\nonexistent\command.exe"]).run();
+    assert_eq!(r.code, 127, "{}", r.stderr);
+}
+
+/// A process that ends with STATUS_STACK_BUFFER_OVERRUN (cmd's `exit` sets the whole 32-bit
+/// code, as the crashing python.exe does): gpudoctor exits with the same code and names it.
+#[test]
+fn the_keras_crash_code_is_passed_on_and_named() {
+    let d = tempfile::tempdir().unwrap();
+    let rep = d.path().join("r.json");
+    let r = run()
+        .args(["--format", "json", "--report"])
+        .arg_path(&rep)
+        .args(["--", "cmd", "/c", "echo Epoch 1/10& exit -1073740791"])
+        .run();
+    assert_eq!(r.code, -1073740791, "{}", r.stderr);
+    assert_eq!(r.stdout.trim_end(), "Epoch 1/10");
+    let v = report(&rep);
+    assert_eq!(v["exit"]["status"], -1073740791, "{v:#}");
+    let text = v["causes"].to_string();
+    assert!(text.contains("STATUS_STACK_BUFFER_OVERRUN"), "{v:#}");
+    // The GPUs could not be watched here (no driver), and the report says so in Windows terms.
+    let unwatched = v["timeline"]["unwatched"].to_string();
+    assert!(unwatched.contains("nvml.dll"), "{v:#}");
+    assert!(!unwatched.contains("libnvidia-ml"), "{v:#}");
+}
