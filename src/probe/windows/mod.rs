@@ -3,6 +3,8 @@
 //! platform, so that recorded Windows data is tested on Linux too; the calls into Windows (the
 //! registry, SetupAPI, `wevtutil`) are `cfg(windows)`.
 
+pub mod eventlog;
+
 use std::path::Path;
 use std::time::Duration;
 
@@ -34,11 +36,17 @@ pub fn driver_files(root: &Path) -> Driver {
 }
 
 /// The System event log's NVIDIA entries over the look-back window, in place of the kernel log.
+#[cfg(windows)]
+pub fn event_log(window_hours: f64, limit: Duration) -> Probed<KernelLog> {
+    eventlog::probe(window_hours, limit)
+}
+
+#[cfg(not(windows))]
 pub fn event_log(window_hours: f64, limit: Duration) -> Probed<KernelLog> {
     let _ = (window_hours, limit);
     Probed::absent_code(
-        "not_read",
-        "the Windows Event Log is not read yet (issue 19)",
+        "not_applicable",
+        "the System event log exists on Windows only",
     )
 }
 
