@@ -155,6 +155,11 @@ fn the_default_delay_with_a_gpu_is_worth_an_info() {
     let f = findings(&r, "windows.tdr");
     assert_eq!(f.len(), 1, "{r:#}");
     assert_eq!(f[0]["severity"], "info");
+    // This snapshot has no event log: the finding says so rather than "no reset".
+    assert!(f[0]["detail"]
+        .as_str()
+        .unwrap()
+        .contains("The System event log was not read"));
 }
 
 #[test]

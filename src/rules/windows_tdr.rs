@@ -127,7 +127,10 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
         doc.finding(
             Severity::Info,
             format!("Windows resets a GPU that is busy for more than {delay} s (TDR)"),
-            format!("TdrDelay is {delay} s ({set}): a CUDA kernel longer than that on a GPU in WDDM mode (every GeForce, any GPU driving a display) is killed. No reset is in the System event log of the last {window} h."),
+            format!("TdrDelay is {delay} s ({set}): a CUDA kernel longer than that on a GPU in WDDM mode (every GeForce, any GPU driving a display) is killed. {}", match log {
+                Some(_) => format!("No reset is in the System event log of the last {window} h."),
+                None => "The System event log was not read, so past resets are unknown.".to_string(),
+            }),
         )
     } else {
         return Vec::new();
