@@ -1,7 +1,8 @@
 //! `faults.kernel-log`: the other GPU-related kernel log lines: a GPU fallen off the bus,
 //! RmInitAdapter failures, API (driver/library) mismatches, nouveau holding the GPU, GPUs the
 //! driver does not support, unsigned modules under Secure Boot, PCIe AER errors, the OOM killer
-//! and NVSwitch SXids (../shared/reference/faults.md §2c).
+//! and NVSwitch SXids (../shared/reference/faults.md §2c); on Windows, where the System event log
+//! stands for the kernel log (`probe::windows::eventlog`), the display driver's TDR resets.
 
 use serde_json::json;
 
@@ -15,7 +16,7 @@ pub const RULE: Rule = Rule {
         category: Category::DriverFault,
         area: Area::Driver,
         summary: "NVIDIA driver, PCIe and OOM-killer messages in the kernel log",
-        what: "Reads the kernel log of the look-back window for NVRM lines (fallen off the bus, RmInitAdapter failed, API mismatch, probe routine not called, no devices probed, unsupported GPU, open module without GSP), unsigned-module rejections, PCIe AER errors, OOM-killer kills and NVSwitch SXids.",
+        what: "Reads the kernel log of the look-back window for NVRM lines (fallen off the bus, RmInitAdapter failed, API mismatch, probe routine not called, no devices probed, unsupported GPU, open module without GSP), unsigned-module rejections, PCIe AER errors, OOM-killer kills and NVSwitch SXids; on Windows, the System event log's display-driver resets (TDR: Display 4101, nvlddmkm 153).",
         why: "These lines say why a GPU is missing or unusable when NVML only says it is: the driver could not initialise it, a user-space upgrade without reboot, nouveau holding the GPU, Secure Boot rejecting the module, a failing PCIe link.",
         fix: "Follow the fix given with each message.",
     },
