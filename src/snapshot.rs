@@ -234,6 +234,44 @@ pub struct Host {
     /// An NVIDIA Jetson/Tegra board (integrated GPU, driver from Jetson Linux), when detected.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tegra: Option<Tegra>,
+    /// Windows only: the settings of Windows' graphics stack that change what a CUDA program
+    /// sees (`probe::windows`). None on Linux and in snapshots older than it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub windows: Option<WindowsHost>,
+}
+
+/// Windows' timeout detection and recovery (TDR) settings, REG_DWORD values under
+/// `HKLM\SYSTEM\CurrentControlSet\Control\GraphicsDrivers`. A value that is not set means
+/// Windows' default: TdrDelay 2 s, TdrLevel 3 (recover on timeout), per Microsoft's "Testing and
+/// debugging TDR" page (https://learn.microsoft.com/en-us/windows-hardware/drivers/display/tdr-registry-keys).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct WindowsHost {
+    /// `TdrDelay` in seconds; None when it is not set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tdr_delay_s: Option<u32>,
+    /// `TdrLevel` (0 off, 1 bug check, 2 recover to VGA, 3 recover); None when it is not set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tdr_level: Option<u32>,
+    /// Why the GraphicsDrivers key could not be read, when it could not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub registry_error: Option<String>,
+}
+
+impl WindowsHost {
+    /// Windows' TdrDelay when the value is not set (seconds).
+    pub const DEFAULT_TDR_DELAY_S: u32 = 2;
+    /// Windows' TdrLevel when the value is not set: TdrLevelRecover.
+    pub const DEFAULT_TDR_LEVEL: u32 = 3;
+
+    /// The TDR delay in force (seconds).
+    pub fn tdr_delay(&self) -> u32 {
+        self.tdr_delay_s.unwrap_or(Self::DEFAULT_TDR_DELAY_S)
+    }
+
+    /// The TDR level in force.
+    pub fn tdr_level(&self) -> u32 {
+        self.tdr_level.unwrap_or(Self::DEFAULT_TDR_LEVEL)
+    }
 }
 
 /// What marks a Jetson/Tegra board, and what it says about itself (`probe::tegra`).

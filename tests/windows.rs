@@ -94,3 +94,29 @@ fn the_matrix_cache_is_in_localappdata() {
         .run();
     assert_eq!(ran.json()["data_version"], "2026-12-01");
 }
+
+/// The System event log stands where the kernel log is: under Wine (no wevtutil with NVIDIA
+/// records) it is read or says why, and the TDR settings are read from the registry.
+#[test]
+fn the_event_log_and_tdr_settings_are_probed_without_a_panic() {
+    let ran = Run::new().args(["check", "--format", "json"]).run();
+    assert_eq!(ran.code, 1, "{}", ran.stderr);
+    let j = ran.json();
+    let log = &j["snapshot"]["kernel_log"];
+    if log["status"] == "found" {
+        assert_eq!(log["value"]["source"], "System event log", "{log:#}");
+    } else {
+        let why = log["error"].as_str().or(log["why"].as_str()).unwrap_or("");
+        assert!(why.contains("wevtutil"), "{log:#}");
+    }
+    let w = &j["snapshot"]["host"]["value"]["windows"];
+    assert!(w.is_object(), "{w:#}");
+    // No GPU under Wine: no TDR finding.
+    let rules: Vec<&str> = j["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["rule"].as_str())
+        .collect();
+    assert!(!rules.contains(&"windows.tdr"), "{rules:?}");
+}

@@ -75,6 +75,15 @@ pub enum LogEvent {
     NvswitchSxid {
         code: u32,
     },
+    /// Windows: the display driver stopped answering within the TDR delay and Windows reset it
+    /// (`Display` event 4101 "Display driver nvlddmkm stopped responding and has …recovered",
+    /// `nvlddmkm` event 153 "…TDR occurred on GPUID:100"; sources in
+    /// tests/fixtures/windows/eventlog/README.md).
+    DisplayDriverReset {
+        /// The driver (`nvlddmkm`) or the device (`\Device\Video3`) the record names.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        device: Option<String>,
+    },
 }
 
 impl LogEvent {
@@ -101,6 +110,7 @@ impl LogEvent {
             }
             LogEvent::OomKill { .. } => "oom_kill".into(),
             LogEvent::NvswitchSxid { code } => format!("sxid:{code}"),
+            LogEvent::DisplayDriverReset { .. } => "display_driver_reset".into(),
         }
     }
 }
@@ -354,6 +364,20 @@ impl LogParser {
                 .rev()
                 .find_map(|w| norm_bus_id(w.trim_end_matches(':')));
             return Some(LogEvent::PcieAer { severity, device });
+        }
+        // Event Viewer text pasted into `explain --log`: Display 4101 (the word before
+        // "successfully" varies: "has recovered" / "has successfully recovered") and nvlddmkm 153.
+        if let Some(i) = line.find("Display driver ") {
+            let r = line.get(i + "Display driver ".len()..).unwrap_or("");
+            if let Some((driver, _)) = r.split_once(" stopped responding and has") {
+                let driver = driver.trim();
+                return Some(LogEvent::DisplayDriverReset {
+                    device: (!driver.is_empty() && !driver.contains(' ')).then(|| clean(driver)),
+                });
+            }
+        }
+        if line.contains("TDR occurred on GPUID") {
+            return Some(LogEvent::DisplayDriverReset { device: None });
         }
         if let Some(i) = line.find("Killed process ") {
             if line.contains("out of memory") || line.contains("Out of memory") {

@@ -219,6 +219,37 @@ fn bus_ids_normalise() {
     assert_eq!(norm_bus_id("not:a:bus"), None);
 }
 
+/// Event Viewer text as people paste it: Display 4101 in both wordings
+/// (https://github.com/ALaggyDev/CoordsFinder/issues/14: "…and has recovered."; Microsoft's
+/// event table: "…and has successfully recovered.") and nvlddmkm 153's TDR line
+/// (https://github.com/dartraiden/NVIDIA-patcher/issues/427).
+#[test]
+fn windows_display_driver_resets() {
+    assert_eq!(
+        one("Display driver nvlddmkm stopped responding and has recovered."),
+        LogEvent::DisplayDriverReset {
+            device: Some("nvlddmkm".into())
+        }
+    );
+    assert_eq!(
+        one("Display driver nvlddmkm stopped responding and has successfully recovered."),
+        LogEvent::DisplayDriverReset {
+            device: Some("nvlddmkm".into())
+        }
+    );
+    assert_eq!(
+        one("Restarting TDR occurred on GPUID:100"),
+        LogEvent::DisplayDriverReset { device: None }
+    );
+    assert_eq!(
+        one("Restarting TDR occurred on GPUID:100").key(),
+        "display_driver_reset"
+    );
+    // The other 153 text is not a reset by itself when pasted alone.
+    assert!(parse_all("Error occurred on GPUID: 100").is_empty());
+    assert!(parse_all("Display driver settings were changed").is_empty());
+}
+
 mod fuzz {
     use super::*;
     use proptest::prelude::*;

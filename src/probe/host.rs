@@ -38,6 +38,7 @@ pub fn probe(root: &Path, env: &dyn Fn(&str) -> Option<String>) -> Host {
         container_markers: markers,
         wsl,
         tegra: super::tegra::probe(root),
+        windows: None,
     }
 }
 

@@ -33,6 +33,15 @@ impl Collector {
         }
     }
 
+    /// Counts a line whose event (if any) the caller already knows: the System event log's
+    /// records on Windows (`probe::windows::eventlog`).
+    pub fn record(&mut self, ev: Option<LogEvent>, line: &str) {
+        self.lines += 1;
+        if let Some(ev) = ev {
+            self.add(ev, line);
+        }
+    }
+
     fn add(&mut self, ev: LogEvent, line: &str) {
         let key = ev.key();
         if let Some(e) = self.events.get_mut(&key) {

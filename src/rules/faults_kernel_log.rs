@@ -1,7 +1,8 @@
 //! `faults.kernel-log`: the other GPU-related kernel log lines: a GPU fallen off the bus,
 //! RmInitAdapter failures, API (driver/library) mismatches, nouveau holding the GPU, GPUs the
 //! driver does not support, unsigned modules under Secure Boot, PCIe AER errors, the OOM killer
-//! and NVSwitch SXids (../shared/reference/faults.md §2c).
+//! and NVSwitch SXids (../shared/reference/faults.md §2c); on Windows, where the System event log
+//! stands for the kernel log (`probe::windows::eventlog`), the display driver's TDR resets.
 
 use serde_json::json;
 
@@ -15,7 +16,7 @@ pub const RULE: Rule = Rule {
         category: Category::DriverFault,
         area: Area::Driver,
         summary: "NVIDIA driver, PCIe and OOM-killer messages in the kernel log",
-        what: "Reads the kernel log of the look-back window for NVRM lines (fallen off the bus, RmInitAdapter failed, API mismatch, probe routine not called, no devices probed, unsupported GPU, open module without GSP), unsigned-module rejections, PCIe AER errors, OOM-killer kills and NVSwitch SXids.",
+        what: "Reads the kernel log of the look-back window for NVRM lines (fallen off the bus, RmInitAdapter failed, API mismatch, probe routine not called, no devices probed, unsupported GPU, open module without GSP), unsigned-module rejections, PCIe AER errors, OOM-killer kills and NVSwitch SXids; on Windows, the System event log's display-driver resets (TDR: Display 4101, nvlddmkm 153).",
         why: "These lines say why a GPU is missing or unusable when NVML only says it is: the driver could not initialise it, a user-space upgrade without reboot, nouveau holding the GPU, Secure Boot rejecting the module, a failing PCIe link.",
         fix: "Follow the fix given with each message.",
     },
@@ -40,6 +41,11 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
             .iter()
             .find(|g| g.pci_bus_id.get().and_then(|x| norm_bus_id(x)).as_ref() == Some(b))
             .map(|g| g.index)
+    };
+    let label = if log.source == crate::probe::windows::eventlog::SOURCE {
+        "System event log"
+    } else {
+        "Kernel log"
     };
     let mut out = Vec::new();
     for e in &log.events {
@@ -72,9 +78,13 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
             }
             LogEvent::OomKill { pid, process } => (Severity::Info, Category::ApplicationError, Area::Host, format!("The OOM killer killed {}{times}", process.as_deref().unwrap_or("a process")), format!("Host memory ran out and the kernel killed {} (PID {}); such a process exits with status 137.", process.as_deref().unwrap_or("a process"), pid.map(|p| p.to_string()).unwrap_or_else(|| "?".into())), "Give the job more host memory (fewer data-loader workers, smaller batches) or raise the container's memory limit.", &[]),
             LogEvent::NvswitchSxid { code } => (Severity::Warning, Category::HardwareFault, Area::Gpus, format!("NVSwitch SXid {code}{times}"), "An NVSwitch reported an error; fatal SXids make the fabric unusable until reset.".to_string(), "Check the Fabric Manager log and nvidia-smi nvlink -e; reset the GPUs and NVSwitches if it repeats.", &[]),
+            // Windows' timeout detection and recovery: the GPU did not finish (or yield) within
+            // TdrDelay, 2 s by default, and Windows reset the driver
+            // (https://learn.microsoft.com/en-us/windows-hardware/drivers/display/tdr-registry-keys).
+            LogEvent::DisplayDriverReset { device } => (Severity::Warning, Category::DriverFault, Area::Driver, format!("Windows reset the display driver (TDR){times}"), format!("The display driver{} stopped responding within the TDR delay and Windows reset it; every CUDA context on that GPU was lost (the program sees an error such as cudaErrorLaunchTimeout or a lost device). Typical causes: a CUDA kernel that runs longer than the delay on a GPU that also drives a display (WDDM), or a GPU that hangs (overclock, power, heat, a failing card).", device.as_ref().map(|d| format!(" ({d})")).unwrap_or_default()), "If long kernels cause it, raise TdrDelay (windows.tdr) and restart, or run them on a GPU that drives no display (TCC mode on data-centre and workstation GPUs); if it happens under light load, check the GPU's power, cooling and driver:", &[r#"reg add "HKLM\SYSTEM\CurrentControlSet\Control\GraphicsDrivers" /v TdrDelay /t REG_DWORD /d 60 /f"#, "sudo dmesg -T | grep -i nvrm"]),
         };
         let mut f = doc
-            .finding(sev, title, format!("{detail} Kernel log: {}", e.first_line))
+            .finding(sev, title, format!("{detail} {label}: {}", e.first_line))
             .fix(fix, cmds)
             .evidence(json!({"event": e.event, "count": e.count, "line": e.first_line, "source": log.source}));
         f.category = cat;

@@ -44,6 +44,7 @@ mod stress_watch;
 mod stub_libcuda;
 mod unloadable_library;
 pub mod windows_fixes;
+mod windows_tdr;
 
 use crate::matrix::Matrix;
 use crate::report::{Area, Category, Finding, Fix, Severity};
@@ -202,6 +203,7 @@ pub fn all() -> Vec<Rule> {
         faults_xid::RULE,
         faults_kernel_log::RULE,
         kernel_log_unreadable::RULE,
+        windows_tdr::RULE,
         gpu_memory_held::RULE,
         library_path_conflict::RULE,
         unloadable_library::RULE,

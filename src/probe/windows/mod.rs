@@ -3,12 +3,13 @@
 //! platform, so that recorded Windows data is tested on Linux too; the calls into Windows (the
 //! registry, SetupAPI, `wevtutil`) are `cfg(windows)`.
 
+pub mod eventlog;
+pub mod registry;
+
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-pub mod registry;
-
-use crate::snapshot::{Driver, Host, KernelLog, Probed};
+use crate::snapshot::{Driver, Host, KernelLog, Probed, WindowsHost};
 
 /// The host facts on Windows: the edition, release and build from
 /// `HKLM\SOFTWARE\Microsoft\Windows NT\CurrentVersion`, where winver reads them.
@@ -39,6 +40,7 @@ pub fn host(env: &dyn Fn(&str) -> Option<String>) -> Host {
                 ubr,
             )
         }),
+        windows: Some(tdr_settings()),
         ..Default::default()
     }
 }
@@ -70,6 +72,60 @@ pub fn describe_os(
     }
 }
 
+/// The key that holds the TDR values.
+pub const GRAPHICS_DRIVERS_KEY: &str = r"SYSTEM\CurrentControlSet\Control\GraphicsDrivers";
+
+/// What one registry read gave: the value, "not set", or an error code.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum DwordRead {
+    Value(u32),
+    NotSet,
+    Error(u32),
+}
+
+/// TdrDelay and TdrLevel from the reads of the two values (ERROR_FILE_NOT_FOUND, 2, is a value
+/// or key that is not there: Windows' default applies).
+pub fn tdr_from_reads(delay: DwordRead, level: DwordRead) -> WindowsHost {
+    let mut errors = Vec::new();
+    let mut take = |name: &str, r: DwordRead| match r {
+        DwordRead::Value(v) => Some(v),
+        DwordRead::NotSet => None,
+        DwordRead::Error(code) => {
+            errors.push(format!("{name}: Windows error {code}"));
+            None
+        }
+    };
+    let tdr_delay_s = take("TdrDelay", delay);
+    let tdr_level = take("TdrLevel", level);
+    WindowsHost {
+        tdr_delay_s,
+        tdr_level,
+        registry_error: (!errors.is_empty())
+            .then(|| format!("HKLM\\{GRAPHICS_DRIVERS_KEY}: {}", errors.join("; "))),
+    }
+}
+
+/// Reads TdrDelay and TdrLevel from the registry.
+#[cfg(windows)]
+pub fn tdr_settings() -> WindowsHost {
+    tdr_from_reads(read_dword("TdrDelay"), read_dword("TdrLevel"))
+}
+
+#[cfg(not(windows))]
+pub fn tdr_settings() -> WindowsHost {
+    WindowsHost::default()
+}
+
+/// One REG_DWORD under the GraphicsDrivers key.
+#[cfg(windows)]
+fn read_dword(name: &str) -> DwordRead {
+    match registry::dword_result(registry::Root::LocalMachine, GRAPHICS_DRIVERS_KEY, name) {
+        Ok(Some(v)) => DwordRead::Value(v),
+        Ok(None) => DwordRead::NotSet,
+        Err(e) => DwordRead::Error(e),
+    }
+}
+
 /// What Linux reads from `/proc/driver/nvidia`, `/sys` and `/dev`: none of it exists on Windows.
 pub fn driver_files(root: &Path) -> Driver {
     let _ = root;
@@ -86,11 +142,17 @@ pub fn driver_files(root: &Path) -> Driver {
 }
 
 /// The System event log's NVIDIA entries over the look-back window, in place of the kernel log.
+#[cfg(windows)]
+pub fn event_log(window_hours: f64, limit: Duration) -> Probed<KernelLog> {
+    eventlog::probe(window_hours, limit)
+}
+
+#[cfg(not(windows))]
 pub fn event_log(window_hours: f64, limit: Duration) -> Probed<KernelLog> {
     let _ = (window_hours, limit);
     Probed::absent_code(
-        "not_read",
-        "the Windows Event Log is not read yet (issue 19)",
+        "not_applicable",
+        "the System event log exists on Windows only",
     )
 }
 

@@ -4,7 +4,7 @@
 
 #[cfg(windows)]
 mod imp {
-    use windows_sys::Win32::Foundation::ERROR_SUCCESS;
+    use windows_sys::Win32::Foundation::{ERROR_FILE_NOT_FOUND, ERROR_SUCCESS};
     use windows_sys::Win32::System::Registry::{
         RegCloseKey, RegEnumKeyExW, RegGetValueW, RegOpenKeyExW, HKEY, HKEY_CURRENT_USER,
         HKEY_LOCAL_MACHINE, KEY_READ, RRF_RT_REG_DWORD, RRF_RT_REG_SZ,
@@ -53,6 +53,12 @@ mod imp {
 
     /// A REG_DWORD value.
     pub fn dword(root: Root, key: &str, name: &str) -> Option<u32> {
+        dword_result(root, key, name).ok().flatten()
+    }
+
+    /// A REG_DWORD value: Ok(None) where the key or value does not exist
+    /// (ERROR_FILE_NOT_FOUND), Err(the Windows error) where it could not be read.
+    pub fn dword_result(root: Root, key: &str, name: &str) -> Result<Option<u32>, u32> {
         let k = wide(key);
         let n = wide(name);
         let mut v: u32 = 0;
@@ -69,7 +75,11 @@ mod imp {
                 &mut size,
             )
         };
-        (rc == ERROR_SUCCESS).then_some(v)
+        match rc {
+            ERROR_SUCCESS => Ok(Some(v)),
+            ERROR_FILE_NOT_FOUND => Ok(None),
+            e => Err(e),
+        }
     }
 
     /// The names of a key's subkeys, in the registry's order.
@@ -129,7 +139,7 @@ impl Root {
 }
 
 #[cfg(windows)]
-pub use imp::{dword, string, subkeys};
+pub use imp::{dword, dword_result, string, subkeys};
 
 #[cfg(not(windows))]
 pub fn string(_root: Root, _key: &str, _name: Option<&str>) -> Option<String> {
