@@ -376,9 +376,9 @@ fn cudnn_install_dirs(program_files: Option<&Path>) -> Vec<PathBuf> {
         return Vec::new();
     };
     let mut out = Vec::new();
-    for v in sorted_subdirs(&pf.join("NVIDIA").join("CUDNN")) {
+    for v in super::windows::subdirs(&pf.join("NVIDIA").join("CUDNN")) {
         let bin = v.join("bin");
-        out.extend(sorted_subdirs(&bin));
+        out.extend(super::windows::subdirs(&bin));
         out.push(bin);
     }
     out
@@ -388,21 +388,8 @@ fn cudnn_install_dirs(program_files: Option<&Path>) -> Vec<PathBuf> {
 /// toolkit (and sets `CUDA_PATH_V<major>_<minor>` to it).
 pub fn windows_toolkit_roots(program_files: Option<&Path>) -> Vec<PathBuf> {
     program_files
-        .map(|pf| sorted_subdirs(&pf.join("NVIDIA GPU Computing Toolkit").join("CUDA")))
+        .map(|pf| super::windows::subdirs(&pf.join("NVIDIA GPU Computing Toolkit").join("CUDA")))
         .unwrap_or_default()
-}
-
-fn sorted_subdirs(dir: &Path) -> Vec<PathBuf> {
-    let Ok(rd) = fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut v: Vec<PathBuf> = rd
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.is_dir())
-        .collect();
-    v.sort();
-    v
 }
 
 /// A Windows cudart DLL's version resource ends with CUDART_VERSION (cudart64_12.dll of CUDA

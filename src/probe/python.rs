@@ -208,7 +208,7 @@ fn is_windows_apps(dir: &Path) -> bool {
 pub fn windows_installs(src: &Sources) -> Vec<(PathBuf, String)> {
     let mut out = Vec::new();
     let pythons = |dir: PathBuf, origin: &str, out: &mut Vec<(PathBuf, String)>| {
-        for d in subdirs(&dir) {
+        for d in super::windows::subdirs(&dir) {
             let starts = d.file_name().is_some_and(|n| {
                 n.to_string_lossy()
                     .to_ascii_lowercase()
@@ -235,7 +235,7 @@ pub fn windows_installs(src: &Sources) -> Vec<(PathBuf, String)> {
             if base.join("python.exe").is_file() {
                 out.push((base.join("python.exe"), format!("%USERPROFILE%\\{conda}")));
             }
-            for env in subdirs(&base.join("envs")) {
+            for env in super::windows::subdirs(&base.join("envs")) {
                 if env.join("python.exe").is_file() {
                     out.push((
                         env.join("python.exe"),
@@ -246,19 +246,6 @@ pub fn windows_installs(src: &Sources) -> Vec<(PathBuf, String)> {
         }
     }
     out
-}
-
-fn subdirs(dir: &Path) -> Vec<PathBuf> {
-    let Ok(rd) = fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut v: Vec<PathBuf> = rd
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.is_dir())
-        .collect();
-    v.sort();
-    v
 }
 
 /// An environment from an interpreter path, without running it.

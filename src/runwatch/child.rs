@@ -7,7 +7,7 @@
 
 use std::ffi::OsString;
 use std::fs::File;
-use std::io::{Read, Write};
+use std::io::Read;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
@@ -168,10 +168,7 @@ pub fn spawn(
         status: 126,
     };
     let Some((prog, args)) = argv.split_first() else {
-        return Err(SpawnError {
-            message: "no command given: gpudoctor run -- COMMAND [ARGS...]".into(),
-            status: 2,
-        });
+        return Err(SpawnError::no_command());
     };
     let mut cmd = Command::new(prog);
     cmd.args(args).stdin(Stdio::inherit());
@@ -225,17 +222,7 @@ pub fn spawn(
             Ok(())
         });
     }
-    let child = cmd.spawn().map_err(|e| SpawnError {
-        status: if e.kind() == std::io::ErrorKind::NotFound {
-            127
-        } else {
-            126
-        },
-        message: format!(
-            "cannot run {}: {e}",
-            crate::sanitize::clean_line(&prog.to_string_lossy(), 200)
-        ),
-    })?;
+    let child = cmd.spawn().map_err(|e| SpawnError::of(prog, &e))?;
     // The write ends now live only in the child: EOF comes when it (and its children) close them.
     drop(cmd);
     let pid = child.id();
@@ -247,7 +234,7 @@ pub fn spawn(
             let tail = tail.clone();
             std::thread::Builder::new()
                 .name(format!("run-relay-{i}"))
-                .spawn(move || relay(s, tail))
+                .spawn(move || super::relay(s.from, s.to, tail))
                 .ok()
         })
         .collect();
@@ -274,30 +261,6 @@ pub fn spawn(
 
 fn dup_stdout() -> Option<File> {
     crate::outguard::file().ok()
-}
-
-/// Copies one output to its destination and the tail until the command closes it. When the
-/// destination is closed (`gpudoctor run -- cmd | head`), stops reading, so the command meets
-/// the closed pipe as it would without gpudoctor.
-fn relay(mut s: Stream, tail: Arc<Mutex<Tail>>) {
-    let mut buf = vec![0u8; 256 * 1024];
-    loop {
-        let n = match s.from.read(&mut buf) {
-            Ok(0) => return,
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            // A pseudo-terminal's master reads EIO once every slave is closed.
-            Err(_) => return,
-        };
-        let chunk = buf.get(..n).unwrap_or(&[]);
-        if let Ok(mut t) = tail.lock() {
-            t.push(chunk);
-        }
-        if s.to.write_all(chunk).is_err() {
-            // Nowhere to write to: close our end so the command sees it.
-            return;
-        }
-    }
 }
 
 /// Passes signals on to the command until it is gone, and the terminal's size to the

@@ -6,7 +6,7 @@
 
 use std::ffi::OsString;
 use std::fs::File;
-use std::io::{Read, Write};
+use std::io::Read;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -30,27 +30,14 @@ pub fn spawn(
     tail: Arc<Mutex<Tail>>,
 ) -> Result<Running, SpawnError> {
     let Some((prog, args)) = argv.split_first() else {
-        return Err(SpawnError {
-            message: "no command given: gpudoctor run -- COMMAND [ARGS...]".into(),
-            status: 2,
-        });
+        return Err(SpawnError::no_command());
     };
     let mut cmd = Command::new(prog);
     cmd.args(args)
         .stdin(Stdio::inherit())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    let mut child = cmd.spawn().map_err(|e| SpawnError {
-        status: if e.kind() == std::io::ErrorKind::NotFound {
-            127
-        } else {
-            126
-        },
-        message: format!(
-            "cannot run {}: {e}",
-            crate::sanitize::clean_line(&prog.to_string_lossy(), 200)
-        ),
-    })?;
+    let mut child = cmd.spawn().map_err(|e| SpawnError::of(prog, &e))?;
     let mut relays = Vec::new();
     let streams: [(Option<Box<dyn Read + Send>>, File); 2] = [
         (
@@ -73,7 +60,7 @@ pub fn spawn(
         let tail = tail.clone();
         if let Ok(h) = std::thread::Builder::new()
             .name(format!("run-relay-{i}"))
-            .spawn(move || relay(from, to, tail))
+            .spawn(move || super::relay(from, to, tail))
         {
             relays.push(h);
         }
@@ -83,28 +70,6 @@ pub fn spawn(
         child,
         relays,
     })
-}
-
-/// Copies one output to its destination and the tail until the command closes it; stops
-/// reading when the destination is closed, so the command meets the closed pipe.
-fn relay(mut from: Box<dyn Read + Send>, mut to: File, tail: Arc<Mutex<Tail>>) {
-    let mut buf = vec![0u8; 256 * 1024];
-    loop {
-        let n = match from.read(&mut buf) {
-            Ok(0) => return,
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            // A broken pipe: the command closed its end.
-            Err(_) => return,
-        };
-        let chunk = buf.get(..n).unwrap_or(&[]);
-        if let Ok(mut t) = tail.lock() {
-            t.push(chunk);
-        }
-        if to.write_all(chunk).is_err() {
-            return;
-        }
-    }
 }
 
 impl Running {

@@ -131,6 +131,10 @@ pub struct Cgroup {
 /// /sys/fs/cgroup). Inside a container the named path may not exist in its namespace; the
 /// mount's root is then the container's own cgroup.
 pub fn cgroup(proc_root: &Path, pid: &str, sys: &Path) -> Option<Cgroup> {
+    if cfg!(windows) {
+        // No cgroups on Windows (and under Wine, /proc would be the Linux host's).
+        return None;
+    }
     let text = std::fs::read_to_string(proc_root.join(pid).join("cgroup")).ok()?;
     let mut v1: Option<String> = None;
     let mut v2: Option<String> = None;

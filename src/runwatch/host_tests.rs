@@ -40,6 +40,7 @@ fn the_working_set_of_this_process_is_read() {
 
 /// cgroup v1 as on the machine these tests were written on (memory.oom_control's real text).
 #[test]
+#[cfg(not(windows))]
 fn reads_a_v1_memory_cgroup() {
     let d = tempfile::tempdir().unwrap();
     let proc_ = d.path().join("proc");
@@ -69,6 +70,7 @@ fn reads_a_v1_memory_cgroup() {
 
 /// cgroup v2, and a container whose /proc/self/cgroup names a host path its mount lacks.
 #[test]
+#[cfg(not(windows))]
 fn reads_a_v2_memory_cgroup_from_inside_a_container() {
     let d = tempfile::tempdir().unwrap();
     let proc_ = d.path().join("proc");

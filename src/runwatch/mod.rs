@@ -47,12 +47,68 @@ impl Ended {
     }
 }
 
+/// Copies one output of the command to its destination and the tail until the command closes
+/// it. When the destination is closed (`gpudoctor run -- cmd | head`), stops reading, so the
+/// command meets the closed pipe as it would without gpudoctor.
+#[cfg(any(target_os = "linux", windows))]
+fn relay(
+    mut from: impl std::io::Read,
+    mut to: std::fs::File,
+    tail: std::sync::Arc<std::sync::Mutex<tail::Tail>>,
+) {
+    use std::io::Write;
+    let mut buf = vec![0u8; 256 * 1024];
+    loop {
+        let n = match from.read(&mut buf) {
+            Ok(0) => return,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            // A pseudo-terminal's master reads EIO once every slave is closed; a Windows pipe
+            // reads "broken pipe" once the command's end is.
+            Err(_) => return,
+        };
+        let chunk = buf.get(..n).unwrap_or(&[]);
+        if let Ok(mut t) = tail.lock() {
+            t.push(chunk);
+        }
+        if to.write_all(chunk).is_err() {
+            // Nowhere to write to: close our end so the command sees it.
+            return;
+        }
+    }
+}
+
 /// Why the command could not be started, with the status a shell would give (126 found but not
 /// runnable, 127 not found).
 #[derive(Debug)]
 pub struct SpawnError {
     pub message: String,
     pub status: i32,
+}
+
+impl SpawnError {
+    /// `gpudoctor run --` with nothing after it.
+    pub fn no_command() -> SpawnError {
+        SpawnError {
+            message: "no command given: gpudoctor run -- COMMAND [ARGS...]".into(),
+            status: 2,
+        }
+    }
+
+    /// The command could not be started: 127 when not found, 126 otherwise, as shells say.
+    pub fn of(prog: &std::ffi::OsStr, e: &std::io::Error) -> SpawnError {
+        SpawnError {
+            status: if e.kind() == std::io::ErrorKind::NotFound {
+                127
+            } else {
+                126
+            },
+            message: format!(
+                "cannot run {}: {e}",
+                crate::sanitize::clean_line(&prog.to_string_lossy(), 200)
+            ),
+        }
+    }
 }
 
 /// The JSON report's schema.

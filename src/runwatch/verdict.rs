@@ -262,6 +262,8 @@ fn exit_status(i: &Inputs, v: &mut Vec<Cause>) {
         Some(9) => 60,
         Some(2) | Some(15) => 70,
         Some(_) => 50,
+        // A Windows crash code names how the process died, as a signal does.
+        None if is_ntstatus(n) => 50,
         // A plain exit status says only that the program failed: the output says why.
         None => 10,
     };
@@ -293,7 +295,26 @@ pub fn exit_reading(n: i64) -> Option<Match> {
     if (129..=192).contains(&n) {
         return all.into_iter().next();
     }
+    if is_ntstatus(n) {
+        if let Some(m) = all.iter().find(|m| m.kind == "ntstatus") {
+            return Some(m.clone());
+        }
+    }
     all.into_iter().find(|m| m.kind == "exit_code")
+}
+
+/// True for an exit status that is a Windows error NTSTATUS, which a crashed process ends with:
+/// 0xC0000000 and up, seen as a negative 32-bit number (-1073740791) or an unsigned one
+/// (3221226505).
+fn is_ntstatus(n: i64) -> bool {
+    let u = if (i64::from(i32::MIN)..0).contains(&n) {
+        (n as i32) as u32
+    } else if (0..=i64::from(u32::MAX)).contains(&n) {
+        n as u32
+    } else {
+        return false;
+    };
+    u >= 0xC000_0000
 }
 
 fn cgroup_killed(t: &Timeline) -> bool {

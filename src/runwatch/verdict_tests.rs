@@ -122,3 +122,21 @@ fn the_result_of_a_run() {
     assert_eq!(exit_reading(3).unwrap().kind, "exit_code");
     assert_eq!(exit_reading(139).unwrap().name, "SIGSEGV");
 }
+
+/// A Windows crash code as the exit status, in its signed and unsigned forms, is read as the
+/// NTSTATUS it is; an ordinary status stays the program's own code.
+#[test]
+fn windows_crash_codes_are_read_as_ntstatus() {
+    for n in [-1073740791i64, 3221226505] {
+        let m = exit_reading(n).unwrap();
+        assert_eq!(m.kind, "ntstatus", "{n}");
+        assert_eq!(m.name, "STATUS_STACK_BUFFER_OVERRUN", "{n}");
+    }
+    assert_eq!(
+        exit_reading(-1073741819).unwrap().name,
+        "STATUS_ACCESS_VIOLATION"
+    );
+    assert!(!is_ntstatus(3));
+    assert!(!is_ntstatus(-1));
+    assert!(!is_ntstatus(1 << 40));
+}

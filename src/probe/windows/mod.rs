@@ -163,6 +163,21 @@ pub fn canonical(p: &Path) -> std::io::Result<PathBuf> {
     std::fs::canonicalize(p).map(|c| plain_path(&c.to_string_lossy()))
 }
 
+/// The folders in `dir`, sorted (install folders such as `CUDA\v*` or `Python3*`); none when it
+/// cannot be read.
+pub fn subdirs(dir: &Path) -> Vec<PathBuf> {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut v: Vec<PathBuf> = rd
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    v.sort();
+    v
+}
+
 /// A path string without the verbatim prefix (see [`canonical`]).
 pub fn plain_path(s: &str) -> PathBuf {
     if let Some(rest) = s.strip_prefix(r"\\?\UNC\") {
