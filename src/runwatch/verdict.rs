@@ -304,7 +304,7 @@ pub fn exit_reading(n: i64) -> Option<Match> {
 }
 
 /// True for an exit status that is a Windows error NTSTATUS, which a crashed process ends with:
-/// 0xC0000000 and up, seen as a negative 32-bit number (-1073740791) or an unsigned one
+/// 0xC0000000 to 0xCFFFFFFF, seen as a negative 32-bit number (-1073740791) or an unsigned one
 /// (3221226505).
 fn is_ntstatus(n: i64) -> bool {
     let u = if (i64::from(i32::MIN)..0).contains(&n) {
@@ -314,7 +314,8 @@ fn is_ntstatus(n: i64) -> bool {
     } else {
         return false;
     };
-    u >= 0xC000_0000
+    // Error severity (0xC...): 0xFFFFFFFF is exit(-1), a program's own choice, not a crash.
+    (0xC000_0000..0xD000_0000).contains(&u)
 }
 
 fn cgroup_killed(t: &Timeline) -> bool {
