@@ -210,3 +210,27 @@ fn gpus_in_tcc_mode_are_not_under_tdr() {
     let r = check(&with_models(&["TCC", "WDDM"]), &["os=windows"]);
     assert_eq!(findings(&r, "windows.tdr").len(), 1, "{r:#}");
 }
+
+/// A System event log wevtutil was denied: a warning in Windows terms (the Event Log Readers
+/// group), where Linux would name the kernel log.
+#[test]
+fn an_unreadable_event_log_says_how_to_read_it() {
+    let d = tempfile::tempdir().unwrap();
+    let snap = snapshot(d.path(), Some(serde_json::json!({})), false);
+    let mut s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&snap).unwrap()).unwrap();
+    s["kernel_log"] = serde_json::json!({
+        "status": "failed",
+        "code": "access_denied",
+        "error": "wevtutil qe System exit status 5: Failed to read events. Access is denied. (run as Administrator, or as a member of the Event Log Readers group)"
+    });
+    std::fs::write(&snap, serde_json::to_string(&s).unwrap()).unwrap();
+    let r = check(&snap, &["os=windows"]);
+    let f = findings(&r, "faults.kernel-log-unreadable");
+    assert_eq!(f.len(), 1, "{r:#}");
+    assert!(f[0]["title"].as_str().unwrap().contains("System event log"));
+    assert_eq!(
+        f[0]["fix"]["commands"][0],
+        "Add-LocalGroupMember -Group 'Event Log Readers' -Member $env:USERNAME"
+    );
+}

@@ -11,8 +11,7 @@ use crate::snapshot::Snapshot;
 /// Rules about things Windows does not have: the Linux kernel module and its flavours, `/dev`
 /// nodes, the toolkit's `libcuda.so` stub, `LD_LIBRARY_PATH`, Linux containers, Jetson boards,
 /// NVSwitch's fabric manager (Linux only), the forward-compatibility package (Linux only:
-/// https://docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html) and reading
-/// the kernel ring buffer.
+/// https://docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html).
 pub const LINUX_ONLY: &[&str] = &[
     "driver.module-flavor",
     "driver.device-permissions",
@@ -22,7 +21,6 @@ pub const LINUX_ONLY: &[&str] = &[
     "container.no-gpu",
     "host.tegra",
     "faults.fabric-manager",
-    "faults.kernel-log-unreadable",
     "compat.forward-compat",
 ];
 
