@@ -255,6 +255,34 @@ pub struct WindowsHost {
     /// Why the GraphicsDrivers key could not be read, when it could not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub registry_error: Option<String>,
+    /// The display adapters Device Manager lists (SetupAPI), with their driver and problem.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub adapters: Vec<DisplayAdapter>,
+}
+
+/// One display adapter as Device Manager shows it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DisplayAdapter {
+    /// Its description ("NVIDIA GeForce RTX 4090", "Microsoft Basic Display Adapter").
+    pub name: String,
+    /// Its first hardware id ("PCI\VEN_10DE&DEV_2684&SUBSYS_...").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hardware_id: Option<String>,
+    /// The driver service ("nvlddmkm" for NVIDIA's, "BasicDisplay" for Windows' fallback).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service: Option<String>,
+    /// Device Manager's problem code ("Code 43") when the device has a problem.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub problem: Option<u32>,
+}
+
+impl DisplayAdapter {
+    /// An NVIDIA device: PCI vendor 10DE in its hardware id.
+    pub fn is_nvidia(&self) -> bool {
+        self.hardware_id
+            .as_deref()
+            .is_some_and(|h| h.to_ascii_uppercase().contains("VEN_10DE"))
+    }
 }
 
 impl WindowsHost {

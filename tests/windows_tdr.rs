@@ -234,3 +234,40 @@ fn an_unreadable_event_log_says_how_to_read_it() {
         "Add-LocalGroupMember -Group 'Event Log Readers' -Member $env:USERNAME"
     );
 }
+
+/// The display adapters Device Manager lists: an NVIDIA GPU with Code 43 (the hardware id of a
+/// real RTX 3050 laptop GPU in that state, cyberus-technology/virtualbox-kvm#34), one on
+/// Microsoft Basic Display Adapter (assembled: an RTX 4090's id with Windows' fallback driver as
+/// its service), and Intel's, which is not judged.
+#[test]
+fn nvidia_adapters_with_code_43_or_no_driver_are_errors() {
+    let d = tempfile::tempdir().unwrap();
+    let snap = snapshot(
+        d.path(),
+        Some(serde_json::json!({"adapters": [
+            {"name": "NVIDIA GeForce RTX 3050 Laptop GPU",
+             "hardware_id": "PCI\\VEN_10DE&DEV_25A2&SUBSYS_13FC1043&REV_A1",
+             "service": "nvlddmkm", "problem": 43},
+            {"name": "Microsoft Basic Display Adapter",
+             "hardware_id": "PCI\\VEN_10DE&DEV_2684&SUBSYS_16F310DE&REV_A1",
+             "service": "BasicDisplay"},
+            {"name": "Intel(R) Iris(R) Xe Graphics",
+             "hardware_id": "PCI\\VEN_8086&DEV_9A49&SUBSYS_13FC1043&REV_01",
+             "service": "igfx", "problem": 43}
+        ]})),
+        false,
+    );
+    let r = check(&snap, &["os=windows"]);
+    let f = findings(&r, "windows.adapter");
+    assert_eq!(f.len(), 2, "{r:#}");
+    assert_eq!(f[0]["category"], "hardware_fault");
+    assert!(f[0]["title"].as_str().unwrap().contains("(Code 43)"), "{:#}", f[0]);
+    assert!(f[0]["detail"].as_str().unwrap().contains("DEV_25A2"));
+    assert!(f[1]["title"]
+        .as_str()
+        .unwrap()
+        .contains("Microsoft Basic Display Adapter"));
+    // Not on Linux.
+    let r = check(&snap, &["os=linux"]);
+    assert!(findings(&r, "windows.adapter").is_empty());
+}

@@ -43,6 +43,7 @@ mod stress_run;
 mod stress_watch;
 mod stub_libcuda;
 mod unloadable_library;
+mod windows_adapter;
 pub mod windows_fixes;
 mod windows_tdr;
 
@@ -180,6 +181,7 @@ impl Finding {
 pub fn all() -> Vec<Rule> {
     vec![
         driver_missing::RULE,
+        windows_adapter::RULE,
         host_tegra::RULE,
         driver_library_mismatch::RULE,
         driver_module_flavor::RULE,

@@ -3,6 +3,7 @@
 //! platform, so that recorded Windows data is tested on Linux too; the calls into Windows (the
 //! registry, SetupAPI, `wevtutil`) are `cfg(windows)`.
 
+pub mod adapters;
 pub mod eventlog;
 pub mod registry;
 
@@ -40,7 +41,10 @@ pub fn host(env: &dyn Fn(&str) -> Option<String>) -> Host {
                 ubr,
             )
         }),
-        windows: Some(tdr_settings()),
+        windows: Some(WindowsHost {
+            adapters: adapters::probe(),
+            ..tdr_settings()
+        }),
         ..Default::default()
     }
 }
@@ -102,6 +106,7 @@ pub fn tdr_from_reads(delay: DwordRead, level: DwordRead) -> WindowsHost {
         tdr_level,
         registry_error: (!errors.is_empty())
             .then(|| format!("HKLM\\{GRAPHICS_DRIVERS_KEY}: {}", errors.join("; "))),
+        adapters: Vec::new(),
     }
 }
 
