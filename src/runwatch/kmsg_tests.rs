@@ -15,6 +15,7 @@ fn a_kmsg_record_is_its_message() {
 
 /// Only what is written after opening is seen; a line arriving in two writes is read once whole.
 #[test]
+#[cfg(not(windows))]
 fn follows_from_the_end() {
     let d = tempfile::tempdir().unwrap();
     let p = d.path().join("kmsg");
@@ -47,4 +48,12 @@ fn follows_from_the_end() {
     assert!(got[0]
         .1
         .starts_with("[ 9500.000000] Out of memory: Killed process 4242"));
+}
+
+/// Windows has no kernel log: the follower says so instead of reading a file.
+#[test]
+#[cfg(windows)]
+fn windows_has_no_kernel_log_to_follow() {
+    let e = KernelFollower::open(std::path::Path::new("kmsg")).err().unwrap();
+    assert!(e.contains("Windows has no kernel log"), "{e}");
 }
