@@ -11,7 +11,8 @@
 #   - Windows files out of the PyPI win_amd64 wheels (scripts/wheel-files.py fetches single
 #     members by HTTP range, about 4 MB in all) into .venv-test/win, laid out as a Windows
 #     site-packages: cudart64_12.dll, cudnn64_9.dll with cudnn_graph64_9.dll, their dist-info,
-#     and torch 2.11.0's version.py and METADATA from PyPI's (CPU-only) Windows wheel.
+#     and torch 2.11.0's version.py and METADATA from PyPI's (CPU-only) Windows wheel; and
+#     TensorFlow 2.10.0's build_info.py and METADATA from its Windows wheel into .venv-test/win-tf.
 # Safe to run again: it does nothing when everything is already there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,7 +25,7 @@ NVCC=nvidia-cuda-nvcc-cu12==12.9.86
 K8S_VALIDATE=kubernetes-validate==1.37.0
 PY=${PYTHON:-python3}
 
-stamp="$VENV/.gpudoctor-test-setup-v4"
+stamp="$VENV/.gpudoctor-test-setup-v5"
 if [ -f "$stamp" ]; then
   exit 0
 fi
@@ -80,5 +81,12 @@ wf nvidia-cudnn-cu12==9.1.0.70 win_amd64 \
 wf torch==2.11.0 cp311-cp311-win_amd64 \
   torch/version.py="$win/torch/version.py" \
   torch-2.11.0.dist-info/METADATA="$win/torch-2.11.0.dist-info/METADATA"
+# TensorFlow 2.10.0, the last release with GPU support on native Windows, as its Windows wheel
+# has it (build_info.py names its CUDA and cuDNN as DLL suffixes), in a site-packages of its own.
+wintf="$VENV/win-tf"
+rm -rf "$wintf"
+wf tensorflow==2.10.0 cp310-cp310-win_amd64 \
+  tensorflow/python/platform/build_info.py="$wintf/tensorflow/python/platform/build_info.py" \
+  tensorflow-2.10.0.dist-info/METADATA="$wintf/tensorflow-2.10.0.dist-info/METADATA"
 date -u > "$stamp"
 echo "test setup: $VENV ready"

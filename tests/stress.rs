@@ -423,7 +423,9 @@ fn a_gpu_without_xid_events_is_named() {
     let out = bin()
         .env("GPUDOCTOR_SIM_GPUS", "2")
         .env("GPUDOCTOR_SIM_FAULTS", "noxid")
-        .args(["stress", "--seconds", "1", "--json"])
+        // 3 s: under load (two builds on 2 CPUs) a 1 s run twice ended before the watch's first
+        // sample.
+        .args(["stress", "--seconds", "3", "--json"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0));

@@ -159,3 +159,42 @@ fn the_text_report_on_windows() {
         assert!(!ran.stdout.contains(w), "mentions {w:?}:\n{}", ran.stdout);
     }
 }
+
+/// TensorFlow 2.10 from its real Windows wheel, in an environment whose only CUDA runtime is the
+/// real cudart64_12.dll of CUDA 12's Windows wheel: it names the DLL it cannot load as Windows
+/// users meet it ("Could not load dynamic library 'cudart64_110.dll'"), and the Linux soname on
+/// Linux.
+#[test]
+fn tensorflow_2_10_names_the_library_it_cannot_load() {
+    let Some(v) = common::test_venv() else { return };
+    let d = tempfile::tempdir().unwrap();
+    let site = d.path().join("site-packages");
+    common::copy_tree(&v.join("win-tf"), &site);
+    common::copy_tree(&v.join("win").join("nvidia"), &site.join("nvidia"));
+    for (os, lib) in [
+        ("windows", "cudart64_110.dll"),
+        ("linux", "libcudart.so.11.0"),
+    ] {
+        let ran = Run::new()
+            .args(["check", "--format", "json", "--assume"])
+            .args([format!("os={os}")])
+            .args(["--python"])
+            .arg_path(&site)
+            .run();
+        assert!(ran.code == 0 || ran.code == 1, "{}", ran.stderr);
+        let j = ran.json();
+        let f = common::finding(&j, "compat.cuda-runtime");
+        assert_eq!(
+            f["title"],
+            format!("tensorflow 2.10.0 cannot load {lib}"),
+            "{f:#}"
+        );
+        let env = j["snapshot"]["python"]["value"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["tensorflow"].is_object())
+            .unwrap();
+        assert_eq!(env["tensorflow"]["cuda_version"], "11.2");
+    }
+}

@@ -6,20 +6,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
-use common::{test_venv, Run};
+use common::{copy_tree, test_venv, Run};
 use std::path::Path;
-
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap().flatten() {
-        let dest = to.join(e.file_name());
-        if e.path().is_dir() {
-            copy_tree(&e.path(), &dest);
-        } else {
-            std::fs::copy(e.path(), dest).unwrap();
-        }
-    }
-}
 
 /// A profile folder with python.org's per-user Python 3.11 in `AppData\Local\Programs\Python`,
 /// its site-packages holding the real Windows wheels' files.

@@ -1,6 +1,6 @@
 //! `gpudoctor run` on Windows, under Wine (scripts/test-windows.sh): the command's output passes
 //! through, its exit code is gpudoctor's, all 32 bits of it, and a crash code such as the
-//! 0xC0000409 Keras users meet is named.
+//! 0xC0000409 Keras users meet is named; and `stress` on the simulated GPU.
 #![cfg(windows)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -63,4 +63,21 @@ fn the_keras_crash_code_is_passed_on_and_named() {
     let unwatched = v["timeline"]["unwatched"].to_string();
     assert!(unwatched.contains("nvml.dll"), "{v:#}");
     assert!(!unwatched.contains("libnvidia-ml"), "{v:#}");
+}
+
+/// `stress` on Windows, on the simulated GPU (Wine has no NVIDIA driver): the memory patterns and
+/// the verified burn run to a passing report.
+#[test]
+fn stress_runs_on_the_simulated_gpu() {
+    let r = Run::new()
+        .env("GPUDOCTOR_SIM_GPUS", "1")
+        .args(["stress", "--seconds", "2", "--format", "json"])
+        .run();
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let j = r.json();
+    assert_eq!(j["verdict"], "pass", "{j:#}");
+    let g = &j["snapshot"]["stress"]["gpus"][0];
+    assert!(g["tested_bytes"].as_u64().unwrap() > 0, "{g:#}");
+    assert!(g["compute_launches"].as_u64().unwrap() >= 1, "{g:#}");
+    assert_eq!(g["memory_errors"], 0);
 }

@@ -261,7 +261,11 @@ fn nvidia_adapters_with_code_43_or_no_driver_are_errors() {
     let f = findings(&r, "windows.adapter");
     assert_eq!(f.len(), 2, "{r:#}");
     assert_eq!(f[0]["category"], "hardware_fault");
-    assert!(f[0]["title"].as_str().unwrap().contains("(Code 43)"), "{:#}", f[0]);
+    assert!(
+        f[0]["title"].as_str().unwrap().contains("(Code 43)"),
+        "{:#}",
+        f[0]
+    );
     assert!(f[0]["detail"].as_str().unwrap().contains("DEV_25A2"));
     assert!(f[1]["title"]
         .as_str()

@@ -412,6 +412,24 @@ pub fn from_prefix(
     })
 }
 
+/// TensorFlow's Windows builds write their CUDA and cuDNN versions as DLL-name suffixes
+/// (TensorFlow 2.10's win_amd64 build_info.py: cuda_version '64_112', cudnn_version '64_8'):
+/// "11.2" and "8". Other values are kept as they are.
+fn windows_dll_version(s: &str) -> String {
+    let Some(d) = s.strip_prefix("64_") else {
+        return s.to_string();
+    };
+    if d.is_empty() || !d.bytes().all(|b| b.is_ascii_digit()) {
+        return s.to_string();
+    }
+    match d.len() {
+        1 => d.to_string(),
+        2 => format!("{}.{}", &d[..1], &d[1..]),
+        3 => format!("{}.{}", &d[..2], &d[2..]),
+        _ => s.to_string(),
+    }
+}
+
 /// The version of a Windows Python from its DLL beside python.exe: `python311.dll` → "3.11".
 fn windows_python_version(prefix: &Path) -> Option<String> {
     let rd = fs::read_dir(prefix).ok()?;
@@ -608,8 +626,12 @@ pub fn parse_tf_build_info(text: &str) -> TensorflowBuild {
         match (key.as_str(), v) {
             ("is_cuda_build", Tok::Bool(x)) => b.is_cuda_build = Some(*x),
             ("is_rocm_build", Tok::Bool(x)) => b.is_rocm_build = Some(*x),
-            ("cuda_version", Tok::Str(s)) => b.cuda_version = Some(sanitize::clean_line(s, 20)),
-            ("cudnn_version", Tok::Str(s)) => b.cudnn_version = Some(sanitize::clean_line(s, 20)),
+            ("cuda_version", Tok::Str(s)) => {
+                b.cuda_version = Some(sanitize::clean_line(&windows_dll_version(s), 20))
+            }
+            ("cudnn_version", Tok::Str(s)) => {
+                b.cudnn_version = Some(sanitize::clean_line(&windows_dll_version(s), 20))
+            }
             ("cuda_compute_capabilities", Tok::Open) => {
                 let mut j = i + 3;
                 while j < toks.len() && toks[j] != Tok::Close {

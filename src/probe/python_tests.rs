@@ -145,3 +145,18 @@ fn conda_installs_and_envs_on_windows() {
         ]
     );
 }
+
+/// The build_info.py of TensorFlow 2.10.0's Windows wheel
+/// (tensorflow-2.10.0-cp310-cp310-win_amd64.whl on PyPI, read by scripts/wheel-files.py): its
+/// versions are DLL-name suffixes.
+#[test]
+fn tensorflow_windows_build_info() {
+    let text = "import collections\n\nbuild_info = collections.OrderedDict([('cpu_compiler', 'C:/Program Files (x86)/Microsoft Visual Studio/2019/Community/VC/Tools/MSVC/14.29.30133/bin/HostX64/x64/cl.exe'), ('cuda_compute_capabilities', ['sm_35', 'sm_50', 'sm_60', 'sm_70', 'sm_75', 'compute_80']), ('cuda_version', '64_112'), ('cudart_dll_name', 'cudart64_112.dll'), ('cudnn_dll_name', 'cudnn64_8.dll'), ('cudnn_version', '64_8'), ('is_cuda_build', True), ('is_rocm_build', False), ('is_tensorrt_build', False), ('msvcp_dll_names', 'msvcp140.dll,msvcp140_1.dll'), ('nvcuda_dll_name', 'nvcuda.dll')])\n";
+    let b = parse_tf_build_info(text);
+    assert_eq!(b.cuda_version.as_deref(), Some("11.2"));
+    assert_eq!(b.cudnn_version.as_deref(), Some("8"));
+    assert_eq!(b.is_cuda_build, Some(true));
+    assert_eq!(windows_dll_version("64_101"), "10.1");
+    assert_eq!(windows_dll_version("64_92"), "9.2");
+    assert_eq!(windows_dll_version("12.2"), "12.2");
+}

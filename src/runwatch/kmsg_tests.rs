@@ -54,6 +54,8 @@ fn follows_from_the_end() {
 #[test]
 #[cfg(windows)]
 fn windows_has_no_kernel_log_to_follow() {
-    let e = KernelFollower::open(std::path::Path::new("kmsg")).err().unwrap();
+    let e = KernelFollower::open(std::path::Path::new("kmsg"))
+        .err()
+        .unwrap();
     assert!(e.contains("Windows has no kernel log"), "{e}");
 }

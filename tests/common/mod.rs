@@ -130,7 +130,7 @@ pub fn test_venv() -> Option<PathBuf> {
     let v = std::env::var("GPUDOCTOR_TEST_VENV")
         .map(PathBuf::from)
         .unwrap_or_else(|_| Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv-test"));
-    if v.join(".gpudoctor-test-setup-v4").exists() {
+    if v.join(".gpudoctor-test-setup-v5").exists() {
         return Some(v);
     }
     if std::env::var("GPUDOCTOR_SKIP_PYPI_TESTS").as_deref() == Ok("1") {
@@ -182,4 +182,17 @@ pub fn matrix_single_file(data_version: &str) -> String {
         }
     }
     out
+}
+
+/// Copies a directory tree (a site-packages laid out for a test).
+pub fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        let dest = to.join(e.file_name());
+        if e.path().is_dir() {
+            copy_tree(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), dest).unwrap();
+        }
+    }
 }
