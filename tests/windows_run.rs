@@ -81,3 +81,25 @@ fn stress_runs_on_the_simulated_gpu() {
     assert!(g["compute_launches"].as_u64().unwrap() >= 1, "{g:#}");
     assert_eq!(g["memory_errors"], 0);
 }
+
+/// The command's children count as the run's: cmd's ping is in the process tree while it runs.
+#[test]
+fn the_process_tree_includes_the_commands_children() {
+    let d = tempfile::tempdir().unwrap();
+    let rep = d.path().join("r.json");
+    let r = run()
+        .args(["--format", "json", "--report"])
+        .arg_path(&rep)
+        .args(["--", "cmd", "/c", "ping -n 4 127.0.0.1 >nul"])
+        .run();
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = report(&rep);
+    let most = v["timeline"]["last"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["host_processes"].as_u64())
+        .max()
+        .unwrap_or(0);
+    assert!(most >= 2, "{v:#}");
+}

@@ -2,39 +2,75 @@
 //! and the memory cgroup gpudoctor and the command run in (a container's or a systemd scope's
 //! limit, and how many times its OOM killer struck), cgroup v2 or v1.
 
-#[cfg(not(windows))]
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-/// The processes of the tree rooted at `root` (itself included), by scanning /proc once. On
-/// Windows, the command's own process (its children are not followed there).
+/// The processes of the tree rooted at `root` (itself included), from one Toolhelp snapshot of
+/// every process with its parent.
 #[cfg(windows)]
 pub fn tree(_proc_root: &Path, root: u32) -> Vec<u32> {
-    vec![root]
+    use windows_sys::Win32::Foundation::{CloseHandle, INVALID_HANDLE_VALUE};
+    use windows_sys::Win32::System::Diagnostics::ToolHelp::{
+        CreateToolhelp32Snapshot, Process32FirstW, Process32NextW, PROCESSENTRY32W,
+        TH32CS_SNAPPROCESS,
+    };
+    let mut pairs = Vec::new();
+    // SAFETY: a snapshot handle closed below; `e` is sized as the API requires.
+    unsafe {
+        let snap = CreateToolhelp32Snapshot(TH32CS_SNAPPROCESS, 0);
+        if snap == INVALID_HANDLE_VALUE || snap.is_null() {
+            return vec![root];
+        }
+        let mut e = PROCESSENTRY32W {
+            dwSize: std::mem::size_of::<PROCESSENTRY32W>() as u32,
+            ..Default::default()
+        };
+        let mut ok = Process32FirstW(snap, &mut e);
+        while ok != 0 && pairs.len() < 100_000 {
+            pairs.push((e.th32ProcessID, e.th32ParentProcessID));
+            ok = Process32NextW(snap, &mut e);
+        }
+        CloseHandle(snap);
+    }
+    descendants(root, &pairs)
 }
 
 /// The processes of the tree rooted at `root` (itself included), by scanning /proc once.
 #[cfg(not(windows))]
 pub fn tree(proc_root: &Path, root: u32) -> Vec<u32> {
-    let mut parent: HashMap<u32, Vec<u32>> = HashMap::new();
     let Ok(dir) = std::fs::read_dir(proc_root) else {
         return vec![root];
     };
-    for e in dir.flatten() {
-        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
-            continue;
-        };
-        if let Some(pp) = ppid(&e.path().join("stat")) {
-            parent.entry(pp).or_default().push(pid);
+    let pairs: Vec<(u32, u32)> = dir
+        .flatten()
+        .filter_map(|e| {
+            let pid = e.file_name().to_str()?.parse::<u32>().ok()?;
+            Some((pid, ppid(&e.path().join("stat"))?))
+        })
+        .collect();
+    descendants(root, &pairs)
+}
+
+/// `root` and every process whose parent chain leads to it, from (pid, parent pid) pairs.
+pub fn descendants(root: u32, pairs: &[(u32, u32)]) -> Vec<u32> {
+    let mut children: HashMap<u32, Vec<u32>> = HashMap::new();
+    for (pid, pp) in pairs {
+        if pid != pp {
+            children.entry(*pp).or_default().push(*pid);
         }
     }
     let mut out = vec![root];
     let mut i = 0;
     while let Some(p) = out.get(i).copied() {
-        if let Some(kids) = parent.get(&p) {
-            out.extend(kids.iter().copied().filter(|k| *k != p));
+        if let Some(kids) = children.get(&p) {
+            for k in kids {
+                // Windows reuses PIDs and keeps a dead parent's: never loop.
+                if !out.contains(k) {
+                    out.push(*k);
+                }
+            }
         }
         i += 1;
         if out.len() > 100_000 {

@@ -97,3 +97,14 @@ fn reads_a_v2_memory_cgroup_from_inside_a_container() {
     std::fs::write(sys.join("memory.max"), "max\n").unwrap();
     assert_eq!(reread(&c).memory_max, None);
 }
+
+/// The tree from (pid, parent) pairs: children of children, not the parent's other children,
+/// and no loop where a reused PID makes a cycle (Windows keeps a dead parent's PID).
+#[test]
+fn descendants_follow_parents_without_looping() {
+    let pairs = [(10, 1), (11, 10), (12, 11), (13, 1), (10, 12), (14, 14)];
+    let mut t = descendants(10, &pairs);
+    t.sort();
+    assert_eq!(t, vec![10, 11, 12]);
+    assert_eq!(descendants(99, &pairs), vec![99]);
+}

@@ -27,7 +27,7 @@ impl KernelFollower {
     pub fn open(path: &Path) -> Result<KernelFollower, String> {
         if cfg!(windows) {
             return Err(
-                "Windows has no kernel log; the System event log is not followed during a run"
+                "Windows has no kernel log to follow; the System event log is read when the run ends"
                     .into(),
             );
         }

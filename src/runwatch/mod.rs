@@ -229,6 +229,7 @@ mod engine {
                 sys_cgroup: PathBuf::from("/sys/fs/cgroup"),
                 jsonl: o.jsonl,
                 started,
+                started_unix_s,
                 ended: ended_flag.clone(),
             };
             let shared = shared.clone();

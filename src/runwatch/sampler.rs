@@ -74,7 +74,7 @@ pub struct Point {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Event {
     pub t_s: f64,
-    /// "nvml" or "kernel_log".
+    /// "nvml", "kernel_log" or (Windows) "event_log".
     pub source: &'static str,
     /// The parsed event (an Xid, the OOM killer, a GPU fallen off the bus, ...).
     pub event: LogEvent,
@@ -170,6 +170,8 @@ pub struct SamplerOptions {
     /// timeline.jsonl, when saving.
     pub jsonl: Option<std::fs::File>,
     pub started: Instant,
+    /// The same moment in seconds since the epoch (the System event log's records are dated so).
+    pub started_unix_s: f64,
     /// Set when the command has ended (NVML still opening then gives up at once).
     pub ended: Arc<AtomicBool>,
 }
@@ -271,6 +273,8 @@ pub fn run(opts: SamplerOptions, stop: Receiver<()>, shared: Arc<Mutex<Timeline>
         }
     }
     s.stopped.store(true, Ordering::SeqCst);
+    #[cfg(windows)]
+    s.event_log(&shared);
     // The end: the kernel's last words (the OOM killer writes before the child's exit is seen)
     // and the cgroup's counters.
     s.events(&shared);
@@ -375,6 +379,35 @@ impl State {
             fold(&mut t, point);
         }
         self.events(shared);
+    }
+
+    /// Windows: the System event log's NVIDIA records written during the run (a display-driver
+    /// reset, an Xid 13), read once at the end.
+    #[cfg(windows)]
+    fn event_log(&self, shared: &Arc<Mutex<Timeline>>) {
+        let start = self.opts.started_unix_s;
+        match crate::probe::windows::eventlog::since(start, Duration::from_secs(5)) {
+            Ok(evs) => {
+                if let Ok(mut t) = shared.lock() {
+                    for (at, event, line) in evs {
+                        if t.events.len() < 1000 {
+                            t.events.push(Event {
+                                t_s: ((at - start) * 1000.0).round() / 1000.0,
+                                source: "event_log",
+                                event,
+                                gpu: None,
+                                line: Some(line),
+                                this_run: None,
+                            });
+                        }
+                    }
+                }
+            }
+            Err(e) => note(
+                shared,
+                format!("the System event log could not be read at the end of the run ({e}): display-driver resets were not seen"),
+            ),
+        }
     }
 
     fn events(&mut self, shared: &Arc<Mutex<Timeline>>) {

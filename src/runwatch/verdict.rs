@@ -132,6 +132,7 @@ fn events(i: &Inputs, v: &mut Vec<Cause>) {
     let t = i.timeline;
     for e in &t.events {
         let seen = match (&e.line, e.source) {
+            (Some(l), "event_log") => format!("System event log, {}: {l}", at(e.t_s)),
             (Some(l), _) => format!("kernel log, {}: {l}", at(e.t_s)),
             (None, _) => format!("NVML event, {}", at(e.t_s)),
         };
@@ -180,6 +181,22 @@ fn events(i: &Inputs, v: &mut Vec<Cause>) {
                         .push(format!("{seen} ({who} was not part of this run)"));
                     v.push(c);
                 }
+            }
+            LogEvent::DisplayDriverReset { .. } => {
+                let mut c = cause(
+                    Category::DriverFault,
+                    "Windows reset the display driver during the run (TDR)",
+                    90,
+                );
+                c.evidence.push(format!("{seen}: the GPU did not answer within the TDR delay, so Windows reset its driver and every CUDA context on it was lost"));
+                c.fix = Fix {
+                    text: "If the program's kernels run long on a GPU that drives a display (WDDM), raise TdrDelay and restart, or run on a GPU in TCC mode; if it happens under light load, suspect the GPU (power, cooling, overclock) or the driver:".into(),
+                    commands: vec![
+                        r#"reg add "HKLM\SYSTEM\CurrentControlSet\Control\GraphicsDrivers" /v TdrDelay /t REG_DWORD /d 60 /f"#.into(),
+                        "shutdown /r /t 0".into(),
+                    ],
+                };
+                v.push(c);
             }
             other => {
                 let cat = match other {

@@ -140,3 +140,37 @@ fn windows_crash_codes_are_read_as_ntstatus() {
     assert!(!is_ntstatus(-1));
     assert!(!is_ntstatus(1 << 40));
 }
+
+/// Windows: the run crashed with 0xC0000409 while the System event log recorded a display-driver
+/// reset (the record of tests/fixtures/windows/eventlog/nvlddmkm-153.xml): the reset leads, the
+/// crash code follows as a consequence.
+#[test]
+fn a_display_driver_reset_during_the_run_leads_a_windows_crash() {
+    let mut t = Timeline::default();
+    t.events.push(crate::runwatch::sampler::Event {
+        t_s: 42.5,
+        source: "event_log",
+        event: LogEvent::DisplayDriverReset {
+            device: Some("\\Device\\Video3".into()),
+        },
+        gpu: None,
+        line: Some("nvlddmkm 153: \\Device\\Video3 Error occurred on GPUID: 100".into()),
+        this_run: None,
+    });
+    let c = causes(&inputs(Ended::Exited(-1073740791), &[], &t));
+    assert_eq!(
+        c[0].title,
+        "Windows reset the display driver during the run (TDR)"
+    );
+    let ev = c[0].evidence.join("\n");
+    assert!(
+        ev.contains("System event log, 42.5 s into the run: nvlddmkm 153: \\Device\\Video3"),
+        "{ev}"
+    );
+    assert!(c[0].fix.commands[0].contains("TdrDelay"));
+    assert!(
+        c.iter()
+            .any(|x| x.title.contains("STATUS_STACK_BUFFER_OVERRUN")),
+        "{c:#?}"
+    );
+}

@@ -420,6 +420,53 @@ pub fn probe(window_hours: f64, limit: std::time::Duration) -> Probed<KernelLog>
     }
 }
 
+/// The events among `records` written at or after `start` (seconds since the epoch), oldest
+/// first, each with its time and its line: what `gpudoctor run` adds to its timeline.
+pub fn events_since(records: &[EventRecord], start: f64) -> Vec<(f64, LogEvent, String)> {
+    let mut out: Vec<(f64, LogEvent, String)> = records
+        .iter()
+        .filter_map(|r| {
+            let t = r.unix_time.filter(|t| *t >= start)?;
+            Some((t, r.event()?, r.line()))
+        })
+        .collect();
+    out.sort_by(|a, b| a.0.total_cmp(&b.0));
+    out
+}
+
+/// The System event log's NVIDIA events since `start` (seconds since the epoch), read once
+/// within `limit`: `gpudoctor run` asks at the end of the run (Windows has no log to follow as
+/// it is written, as /dev/kmsg is on Linux).
+#[cfg(windows)]
+pub fn since(
+    start: f64,
+    limit: std::time::Duration,
+) -> Result<Vec<(f64, LogEvent, String)>, String> {
+    use std::process::Command;
+    use std::time::{SystemTime, UNIX_EPOCH};
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(start);
+    // A minute more than the run, for clocks and the log's own delay.
+    let hours = ((now - start).max(0.0) + 60.0) / 3600.0;
+    let mut cmd = Command::new("wevtutil.exe");
+    cmd.args([
+        "qe".to_string(),
+        "System".to_string(),
+        format!("/q:{}", query(hours)),
+        "/f:xml".to_string(),
+        format!("/c:{MAX_RECORDS}"),
+        "/rd:true".to_string(),
+    ]);
+    let out = crate::probe::deadline::run(cmd, limit, 64 * 1024 * 1024)
+        .map_err(|e| format!("wevtutil could not be started: {e}"))?;
+    if !out.success() {
+        return Err(format!("wevtutil qe System {}", out.describe(limit)));
+    }
+    Ok(events_since(&parse_records(&decode(&out.stdout)), start))
+}
+
 #[cfg(test)]
 #[path = "eventlog_tests.rs"]
 mod tests;

@@ -263,3 +263,22 @@ fn the_query_names_both_providers_and_the_window() {
     assert!(q.contains("Provider[@Name='nvlddmkm'] or Provider[@Name='Display']"));
     assert!(q.contains("timediff(@SystemTime) <= 86400000"));
 }
+
+/// What `gpudoctor run` takes from the log at its end: only the records written since the run
+/// started, oldest first, as events with their lines (the 0-id record, which means nothing
+/// known, is left out).
+#[test]
+fn events_since_a_start_keep_the_newer_records_in_order() {
+    let records = parse_records(&all());
+    // 2025-01-01T00:00:00Z: the 2025-12-24 153 and the two 2026 4101s are after it.
+    let got = events_since(&records, 1_735_689_600.0);
+    let lines: Vec<&str> = got.iter().map(|(_, _, l)| l.as_str()).collect();
+    assert_eq!(got.len(), 3, "{lines:?}");
+    assert!(got.windows(2).all(|w| w[0].0 <= w[1].0));
+    assert!(lines[0].starts_with("nvlddmkm 153:"), "{lines:?}");
+    assert!(lines[1].starts_with("Display 4101:"), "{lines:?}");
+    assert!(got
+        .iter()
+        .all(|(_, e, _)| matches!(e, LogEvent::DisplayDriverReset { .. })));
+    assert!(events_since(&records, 2_000_000_000.0).is_empty());
+}
