@@ -198,3 +198,41 @@ fn tensorflow_2_10_names_the_library_it_cannot_load() {
         assert_eq!(env["tensorflow"]["cuda_version"], "11.2");
     }
 }
+
+/// On Windows the driver/library check compares NVML with nvcuda.dll's version: the real H100
+/// snapshot agrees with itself, and with nvcuda.dll from another driver it is a mismatch.
+#[test]
+fn nvml_and_nvcuda_versions_are_compared_on_windows() {
+    let j = check("h100-580.159.04-real.json", "windows", &[]);
+    assert!(
+        !rule_ids(&j).contains(&"driver.library-mismatch".to_string()),
+        "{j:#}"
+    );
+    let mut s: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(fixtures().join("snapshots/h100-580.159.04-real.json")).unwrap(),
+    )
+    .unwrap();
+    s["driver"]["libcuda"]["value"]["file_version"] = serde_json::json!("560.94");
+    s["driver"]["libcuda"]["value"]["path"] = serde_json::json!(r"C:\Windows\System32\nvcuda.dll");
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("s.json");
+    std::fs::write(&p, serde_json::to_string(&s).unwrap()).unwrap();
+    let ran = Run::new()
+        .args([
+            "check",
+            "--format",
+            "json",
+            "--assume",
+            "os=windows",
+            "--snapshot",
+        ])
+        .arg_path(&p)
+        .run();
+    let j = ran.json();
+    let f = common::finding(&j, "driver.library-mismatch");
+    assert_eq!(
+        f["title"],
+        "nvml.dll and nvcuda.dll are from different drivers (580.159.04 and 560.94)"
+    );
+    assert_windows_terms(&j);
+}

@@ -175,3 +175,33 @@ fn the_driver_version_is_read_from_nvcuda_dll() {
     let ids = rules(&j);
     assert!(!ids.contains(&"driver.missing".to_string()), "{ids:?}");
 }
+
+/// NVML from one driver (the RTX profile: 535.154.05) and nvcuda.dll from another (its version
+/// resource: 560.94): the mismatch Windows users meet after an update that did not finish.
+#[test]
+fn nvml_and_nvcuda_from_different_drivers_are_a_mismatch() {
+    let d = tempfile::tempdir().unwrap();
+    let pf = program_files_with_nvsmi(d.path());
+    let drv = d.path().join("driver");
+    std::fs::create_dir_all(&drv).unwrap();
+    std::fs::copy(standins().join("nvcuda.dll"), drv.join("nvcuda.dll")).unwrap();
+    let sysroot = std::env::var("SystemRoot").unwrap_or_else(|_| r"C:\windows".to_string());
+    let (ran, _) = check(
+        &pf,
+        &[
+            ("STANDIN_NVML_PROFILE", "rtx"),
+            (
+                "PATH",
+                &format!(r"{sysroot}\system32;{sysroot};{}", drv.display()),
+            ),
+        ],
+        "20",
+    );
+    assert_eq!(ran.code, 1, "{}", ran.stderr);
+    let j = ran.json();
+    let f = common::finding(&j, "driver.library-mismatch");
+    assert_eq!(
+        f["title"],
+        "nvml.dll and nvcuda.dll are from different drivers (535.154.05 and 560.94)"
+    );
+}

@@ -20,6 +20,9 @@ pub const RULE: Rule = Rule {
 };
 
 fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
+    if super::windows_fixes::on_windows(ctx.snap) {
+        return on_windows(ctx, doc);
+    }
     let d = &ctx.snap.driver;
     let module = d.kernel_version().map(str::to_string);
     let nvml = d.nvml.get().and_then(|n| n.driver_version.clone());
@@ -81,4 +84,46 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
         )
         .evidence(json!({"kernel_module": module, "nvml_driver_version": nvml, "libcuda_file_version": libcuda, "nvml_error": d.nvml.reason()}))
         .link("https://docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html")]
+}
+
+/// Windows has no kernel module to compare with: NVML's driver version and the one in
+/// nvcuda.dll's version resource must agree. They differ after a driver update that did not
+/// finish, or where an nvcuda.dll copied next to a program (or left in System32 by an old
+/// install) shadows the driver's own.
+fn on_windows(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
+    let d = &ctx.snap.driver;
+    let Some(nvml) = d.nvml.get().and_then(|n| n.driver_version.clone()) else {
+        return Vec::new();
+    };
+    let Some(lib) = d.libcuda.get() else {
+        return Vec::new();
+    };
+    let Some(file) = lib.file_version.clone() else {
+        return Vec::new();
+    };
+    let same = match (
+        crate::version::DriverVersion::parse(&nvml),
+        crate::version::DriverVersion::parse(&file),
+    ) {
+        (Some(a), Some(b)) => (a.major, a.minor) == (b.major, b.minor),
+        _ => nvml == file,
+    };
+    if same {
+        return Vec::new();
+    }
+    let path = lib.path.clone().unwrap_or_else(|| "nvcuda.dll".into());
+    vec![doc
+        .finding(
+            Severity::Error,
+            format!("nvml.dll and nvcuda.dll are from different drivers ({nvml} and {file})"),
+            format!("NVML reports driver {nvml}, but the CUDA driver library programs load, {path}, is from driver {file}. CUDA programs then fail to start or report the wrong driver (CUDA error 803, 'system has unsupported display driver / cuda driver combination'). A driver update that did not finish, or an nvcuda.dll copied next to a program, does this."),
+        )
+        .fix(
+            "Reinstall the NVIDIA driver (its installer's clean installation option) and restart Windows; remove any nvcuda.dll copied into a program's folder:",
+            &[
+                "Start-Process 'https://www.nvidia.com/en-us/drivers/'",
+                "shutdown /r /t 0",
+            ],
+        )
+        .evidence(json!({"nvml_driver": nvml, "nvcuda_driver": file, "nvcuda_path": path}))]
 }

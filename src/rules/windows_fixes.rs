@@ -15,7 +15,6 @@ use crate::snapshot::Snapshot;
 pub const LINUX_ONLY: &[&str] = &[
     "driver.module-flavor",
     "driver.device-permissions",
-    "driver.library-mismatch",
     "libs.stub-libcuda",
     "libs.path-conflict",
     "container.no-gpu",
