@@ -14,7 +14,7 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::tail::Tail;
 
@@ -357,15 +357,7 @@ impl Running {
         };
         // ru_maxrss is in KiB on Linux.
         let maxrss = (ru.ru_maxrss > 0).then(|| ru.ru_maxrss as u64 * 1024);
-        let until = Instant::now() + drain;
-        for r in std::mem::take(&mut self.relays) {
-            while !r.is_finished() && Instant::now() < until {
-                std::thread::sleep(Duration::from_millis(5));
-            }
-            if r.is_finished() {
-                let _ = r.join();
-            }
-        }
+        super::drain(std::mem::take(&mut self.relays), drain);
         self.ptys.clear();
         if let Ok(mut t) = self.tail.lock() {
             for w in &mut self.files {

@@ -10,7 +10,7 @@ use std::io::Read;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::tail::Tail;
 pub use super::{Ended, SpawnError};
@@ -85,15 +85,7 @@ impl Running {
             }
         };
         let peak = peak_working_set(&self.child);
-        let until = Instant::now() + drain;
-        for r in std::mem::take(&mut self.relays) {
-            while !r.is_finished() && Instant::now() < until {
-                std::thread::sleep(Duration::from_millis(5));
-            }
-            if r.is_finished() {
-                let _ = r.join();
-            }
-        }
+        super::drain(std::mem::take(&mut self.relays), drain);
         (ended, peak)
     }
 }

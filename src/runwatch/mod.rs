@@ -78,6 +78,21 @@ fn relay(
     }
 }
 
+/// Waits for the relays to finish passing the output on, at most `drain` in all: a process the
+/// command started may hold its output open after it ended.
+#[cfg(any(target_os = "linux", windows))]
+fn drain(relays: Vec<std::thread::JoinHandle<()>>, drain: std::time::Duration) {
+    let until = std::time::Instant::now() + drain;
+    for r in relays {
+        while !r.is_finished() && std::time::Instant::now() < until {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        if r.is_finished() {
+            let _ = r.join();
+        }
+    }
+}
+
 /// Why the command could not be started, with the status a shell would give (126 found but not
 /// runnable, 127 not found).
 #[derive(Debug)]
