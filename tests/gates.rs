@@ -100,6 +100,31 @@ fn a_python_path_that_does_not_exist_exits_2() {
             r.stderr
         );
     }
+    // One that exists but is not Python: a file and a directory.
+    let d = tempfile::tempdir().unwrap();
+    let notes = d.path().join("notes.txt");
+    std::fs::write(&notes, "not python\n").unwrap();
+    let r = Run::new()
+        .args(["check", "--python"])
+        .arg_path(&notes)
+        .run();
+    assert_eq!(r.code, 2, "{}", r.stdout);
+    assert!(
+        r.stderr.contains("not a Python interpreter"),
+        "{}",
+        r.stderr
+    );
+    let r = Run::new()
+        .args(["snapshot", "--python"])
+        .arg_path(d.path())
+        .run();
+    assert_eq!(r.code, 2, "{}", r.stdout);
+    assert!(
+        r.stderr
+            .contains("a directory with no Python environment in it"),
+        "{}",
+        r.stderr
+    );
     // One that exists is accepted.
     let r = Run::new()
         .args([

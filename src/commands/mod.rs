@@ -50,15 +50,29 @@ pub(crate) fn probe_options(p: &ProbeArgs) -> Result<ProbeOptions, String> {
         ));
     }
     for py in &p.pythons {
-        if let Err(e) = std::fs::metadata(py) {
-            return Err(format!(
-                "--python {}: {}; give a Python interpreter (e.g. /usr/bin/python3) or an environment's directory (a venv or conda prefix)",
-                crate::sanitize::clean_line(&py.to_string_lossy(), 300),
-                match e.kind() {
-                    std::io::ErrorKind::NotFound => "no such file or directory".to_string(),
-                    _ => e.to_string(),
-                }
-            ));
+        let shown = crate::sanitize::clean_line(&py.to_string_lossy(), 300);
+        let give = "give a Python interpreter (e.g. /usr/bin/python3) or an environment's directory (a venv or conda prefix, or a site-packages)";
+        match std::fs::metadata(py) {
+            Err(e) => {
+                return Err(format!(
+                    "--python {shown}: {}; {give}",
+                    match e.kind() {
+                        std::io::ErrorKind::NotFound => "no such file or directory".to_string(),
+                        _ => e.to_string(),
+                    }
+                ));
+            }
+            Ok(m) if m.is_dir() && !probe::python::is_environment_dir(py) => {
+                return Err(format!(
+                    "--python {shown}: a directory with no Python environment in it (no lib/python3.*/site-packages, Lib\\site-packages or packages); {give}"
+                ));
+            }
+            Ok(m) if !m.is_dir() && !probe::python::looks_like_interpreter(py) => {
+                return Err(format!(
+                    "--python {shown}: not a Python interpreter (its name does not start with \"python\" and no pyvenv.cfg is beside its folder); {give}"
+                ));
+            }
+            Ok(_) => {}
         }
     }
     Ok(ProbeOptions {

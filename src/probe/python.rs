@@ -430,6 +430,43 @@ fn windows_dll_version(s: &str) -> String {
     }
 }
 
+/// Whether `--python DIR` names a Python environment: a prefix with site-packages (Unix or
+/// Windows layout, a venv, conda), or a site-packages itself (its name, or packages in it).
+pub fn is_environment_dir(dir: &Path) -> bool {
+    if from_prefix(dir, "system", "--python", None).is_some() {
+        return true;
+    }
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    if name == "site-packages" || name == "dist-packages" {
+        return true;
+    }
+    fs::read_dir(dir).is_ok_and(|rd| {
+        rd.flatten().take(10_000).any(|e| {
+            let n = e.file_name().to_string_lossy().into_owned();
+            n.ends_with(".dist-info") || n.ends_with(".egg-info")
+        })
+    })
+}
+
+/// Whether `--python FILE` looks like an interpreter without running it: its name starts with
+/// "python" (python3, python3.11, python.exe, pythonw.exe), or it sits in a venv's bin/ or
+/// Scripts\ (pyvenv.cfg one level up), or in a conda prefix (conda-meta beside or above).
+pub fn looks_like_interpreter(exe: &Path) -> bool {
+    let named = exe.file_name().is_some_and(|n| {
+        n.to_string_lossy()
+            .to_ascii_lowercase()
+            .starts_with("python")
+    });
+    let bin = exe.parent();
+    let top = bin.and_then(Path::parent);
+    named
+        || top.is_some_and(|t| t.join("pyvenv.cfg").is_file() || t.join("conda-meta").is_dir())
+        || bin.is_some_and(|b| b.join("conda-meta").is_dir())
+}
+
 /// The version of a Windows Python from its DLL beside python.exe: `python311.dll` → "3.11".
 fn windows_python_version(prefix: &Path) -> Option<String> {
     let rd = fs::read_dir(prefix).ok()?;
