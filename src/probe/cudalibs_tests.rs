@@ -85,12 +85,12 @@ fn windows_library_names() {
 /// the pip packages, then cudnn_version.h, then the DLLs' version resources.
 #[test]
 fn windows_dlls_where_windows_installs_put_them() {
-    let Some(win) = crate::probe::windows::test_files() else {
+    let Some(win) = crate::probe::windows::tests::test_files() else {
         return;
     };
     let d = tempfile::tempdir().unwrap();
     let prefix = d.path().join("Python311");
-    crate::probe::windows::make_test_install(&prefix, &win);
+    crate::probe::windows::tests::make_test_install(&prefix, &win);
     let pf = d.path().join("Program Files");
     let toolkit = pf
         .join("NVIDIA GPU Computing Toolkit")

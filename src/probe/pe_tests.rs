@@ -2,7 +2,7 @@ use super::*;
 use std::path::PathBuf;
 
 fn win_files() -> Option<PathBuf> {
-    crate::probe::windows::test_files()
+    crate::probe::windows::tests::test_files()
 }
 
 #[test]

@@ -37,7 +37,7 @@ fn deep_output_tagged_json() {
 /// from python311.dll and the user site under %APPDATA%.
 #[test]
 fn a_windows_install_is_found_on_path_and_in_its_folders() {
-    let Some(win) = crate::probe::windows::test_files() else {
+    let Some(win) = crate::probe::windows::tests::test_files() else {
         return;
     };
     let d = tempfile::tempdir().unwrap();
@@ -46,7 +46,7 @@ fn a_windows_install_is_found_on_path_and_in_its_folders() {
     std::fs::write(apps.join("python.exe"), b"").unwrap();
     let local = d.path().join("Local");
     let prefix = local.join("Programs").join("Python").join("Python311");
-    crate::probe::windows::make_test_install(&prefix, &win);
+    crate::probe::windows::tests::make_test_install(&prefix, &win);
     let roaming = d.path().join("Roaming");
     let user_site = roaming
         .join("Python")
@@ -109,12 +109,12 @@ fn a_windows_install_is_found_on_path_and_in_its_folders() {
 /// Conda on Windows: the base's python.exe beside conda-meta, and each of its envs.
 #[test]
 fn conda_installs_and_envs_on_windows() {
-    let Some(win) = crate::probe::windows::test_files() else {
+    let Some(win) = crate::probe::windows::tests::test_files() else {
         return;
     };
     let d = tempfile::tempdir().unwrap();
     let base = d.path().join("miniforge3");
-    crate::probe::windows::make_test_install(&base, &win);
+    crate::probe::windows::tests::make_test_install(&base, &win);
     std::fs::create_dir_all(base.join("conda-meta")).unwrap();
     let env = base.join("envs").join("tf210");
     std::fs::create_dir_all(env.join("Lib").join("site-packages")).unwrap();

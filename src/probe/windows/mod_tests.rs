@@ -2,6 +2,46 @@
 //! reads gave.
 use super::*;
 
+/// The Windows files scripts/test-setup.sh took from PyPI's win_amd64 wheels (laid out as a
+/// site-packages: `nvidia\cuda_runtime\bin\cudart64_12.dll`, `nvidia\cudnn\bin\cudnn64_9.dll`,
+/// `torch\version.py` and their dist-info), or None when the PyPI tests are skipped.
+pub fn test_files() -> Option<PathBuf> {
+    let v = std::env::var("GPUDOCTOR_TEST_VENV")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".venv-test"));
+    let w = v.join("win");
+    if w.is_dir() {
+        return Some(w);
+    }
+    assert!(
+        std::env::var("GPUDOCTOR_SKIP_PYPI_TESTS").as_deref() == Ok("1"),
+        "{} is missing: run scripts/test-setup.sh",
+        w.display()
+    );
+    None
+}
+
+/// A python.org-style Windows install under `prefix`: `python.exe` and `python311.dll` (empty
+/// stand-ins: nothing runs them) beside `Lib\site-packages` holding a copy of [`test_files`].
+pub fn make_test_install(prefix: &Path, win: &Path) {
+    std::fs::create_dir_all(prefix).unwrap();
+    std::fs::write(prefix.join("python.exe"), b"").unwrap();
+    std::fs::write(prefix.join("python311.dll"), b"").unwrap();
+    copy_tree(win, &prefix.join("Lib").join("site-packages"));
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        let dest = to.join(e.file_name());
+        if e.path().is_dir() {
+            copy_tree(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), dest).unwrap();
+        }
+    }
+}
+
 #[test]
 fn verbatim_prefixes_are_not_printed() {
     assert_eq!(
