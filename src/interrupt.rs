@@ -49,14 +49,23 @@ pub fn watch(done: Arc<AtomicBool>) -> Arc<AtomicBool> {
 /// same stop, partial report and exit codes as on Linux.
 #[cfg(windows)]
 unsafe extern "system" fn on_console_event(event: u32) -> windows_sys::core::BOOL {
-    use windows_sys::Win32::System::Console::{CTRL_BREAK_EVENT, CTRL_CLOSE_EVENT, CTRL_C_EVENT};
-    let sig = match event {
-        CTRL_C_EVENT => 2,
-        CTRL_BREAK_EVENT | CTRL_CLOSE_EVENT => 15,
-        _ => return 0,
+    let Some(sig) = console_signal(event) else {
+        return 0;
     };
-    SIGNAL.store(sig, Ordering::SeqCst);
+    SIGNAL.store(sig as i32, Ordering::SeqCst);
     1
+}
+
+/// The signal a console event stands for: Ctrl-C SIGINT (2), Ctrl-Break and closing the
+/// console SIGTERM (15); None for the others (logoff, shutdown), left to Windows.
+#[cfg(windows)]
+fn console_signal(event: u32) -> Option<u32> {
+    use windows_sys::Win32::System::Console::{CTRL_BREAK_EVENT, CTRL_CLOSE_EVENT, CTRL_C_EVENT};
+    match event {
+        CTRL_C_EVENT => Some(2),
+        CTRL_BREAK_EVENT | CTRL_CLOSE_EVENT => Some(15),
+        _ => None,
+    }
 }
 
 /// The signal received, if any: SIGINT (2) or SIGTERM (15).
@@ -143,11 +152,8 @@ pub fn install_forwarding() {
 
 #[cfg(windows)]
 unsafe extern "system" fn on_run_console_event(event: u32) -> windows_sys::core::BOOL {
-    use windows_sys::Win32::System::Console::{CTRL_BREAK_EVENT, CTRL_CLOSE_EVENT, CTRL_C_EVENT};
-    let sig: u32 = match event {
-        CTRL_C_EVENT => 2,
-        CTRL_BREAK_EVENT | CTRL_CLOSE_EVENT => 15,
-        _ => return 0,
+    let Some(sig) = console_signal(event) else {
+        return 0;
     };
     SEEN.fetch_or(1u64 << sig, Ordering::SeqCst);
     1

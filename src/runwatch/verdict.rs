@@ -320,19 +320,11 @@ pub fn exit_reading(n: i64) -> Option<Match> {
     all.into_iter().find(|m| m.kind == "exit_code")
 }
 
-/// True for an exit status that is a Windows error NTSTATUS, which a crashed process ends with:
-/// 0xC0000000 to 0xCFFFFFFF, seen as a negative 32-bit number (-1073740791) or an unsigned one
-/// (3221226505).
+/// True for an exit status that is a Windows crash's NTSTATUS ([`crash_ntstatus`]).
+///
+/// [`crash_ntstatus`]: crate::explain::codes::crash_ntstatus
 fn is_ntstatus(n: i64) -> bool {
-    let u = if (i64::from(i32::MIN)..0).contains(&n) {
-        (n as i32) as u32
-    } else if (0..=i64::from(u32::MAX)).contains(&n) {
-        n as u32
-    } else {
-        return false;
-    };
-    // Error severity (0xC...): 0xFFFFFFFF is exit(-1), a program's own choice, not a crash.
-    (0xC000_0000..0xD000_0000).contains(&u)
+    crate::explain::codes::crash_ntstatus(n).is_some()
 }
 
 fn cgroup_killed(t: &Timeline) -> bool {

@@ -382,13 +382,14 @@ pub fn query(window_hours: f64) -> String {
     )
 }
 
-/// Reads the System event log's NVIDIA records of the last `window_hours` within `limit`.
+/// `wevtutil qe System` for the NVIDIA records of the last `window_hours`, as XML, newest first,
+/// at most [`MAX_RECORDS`], run under `limit`.
 #[cfg(windows)]
-pub fn probe(window_hours: f64, limit: std::time::Duration) -> Probed<KernelLog> {
-    use std::process::Command;
-    use std::time::{SystemTime, UNIX_EPOCH};
-
-    let mut cmd = Command::new("wevtutil.exe");
+fn run_query(
+    window_hours: f64,
+    limit: std::time::Duration,
+) -> std::io::Result<crate::probe::deadline::RunOutput> {
+    let mut cmd = std::process::Command::new("wevtutil.exe");
     cmd.args([
         "qe".to_string(),
         "System".to_string(),
@@ -397,11 +398,19 @@ pub fn probe(window_hours: f64, limit: std::time::Duration) -> Probed<KernelLog>
         format!("/c:{MAX_RECORDS}"),
         "/rd:true".to_string(),
     ]);
+    crate::probe::deadline::run(cmd, limit, 64 * 1024 * 1024)
+}
+
+/// Reads the System event log's NVIDIA records of the last `window_hours` within `limit`.
+#[cfg(windows)]
+pub fn probe(window_hours: f64, limit: std::time::Duration) -> Probed<KernelLog> {
+    use std::time::{SystemTime, UNIX_EPOCH};
+
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .ok()
         .map(|d| d.as_secs_f64());
-    match crate::probe::deadline::run(cmd, limit, 64 * 1024 * 1024) {
+    match run_query(window_hours, limit) {
         Ok(out) => judge(
             out.success(),
             &out.describe(limit),
@@ -442,7 +451,6 @@ pub fn since(
     start: f64,
     limit: std::time::Duration,
 ) -> Result<Vec<(f64, LogEvent, String)>, String> {
-    use std::process::Command;
     use std::time::{SystemTime, UNIX_EPOCH};
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -450,17 +458,7 @@ pub fn since(
         .unwrap_or(start);
     // A minute more than the run, for clocks and the log's own delay.
     let hours = ((now - start).max(0.0) + 60.0) / 3600.0;
-    let mut cmd = Command::new("wevtutil.exe");
-    cmd.args([
-        "qe".to_string(),
-        "System".to_string(),
-        format!("/q:{}", query(hours)),
-        "/f:xml".to_string(),
-        format!("/c:{MAX_RECORDS}"),
-        "/rd:true".to_string(),
-    ]);
-    let out = crate::probe::deadline::run(cmd, limit, 64 * 1024 * 1024)
-        .map_err(|e| format!("wevtutil could not be started: {e}"))?;
+    let out = run_query(hours, limit).map_err(|e| format!("wevtutil could not be started: {e}"))?;
     if !out.success() {
         return Err(format!("wevtutil qe System {}", out.describe(limit)));
     }
