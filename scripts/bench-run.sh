@@ -9,8 +9,9 @@
 # case for a relay), and a Python loop printing training-log lines (an ordinary chatty job);
 # each with its output to a file (a batch job's log: gpudoctor hands the file to the command and
 # reads the tail back at the end) and through a pipe (`| cat > file`, as under srun or a
-# container runtime: gpudoctor relays every byte). Prints the median, min and max wall time of
-# each and the ratio run / bare; then the sampler's
+# container runtime: gpudoctor passes every byte on with splice(2), keeping the tail in capture
+# pipes; the copying relay, GPUDOCTOR_RUN_COPY=1, as through a terminal, is timed beside it).
+# Prints the median, min and max wall time of each and the ratio run / bare; then the sampler's
 # CPU seconds per wall second over `sleep` (read from the run's own JSON report, where the
 # sampler measures its thread's CPU time) and gpudoctor's whole CPU time (getrusage of the
 # process, all threads). Asserts nothing.
@@ -55,14 +56,19 @@ for name in ${CMDS:-cat python}; do
   esac
   for sink in file pipe; do
     # Alternate bare and run so that drift hits both.
-    bare=(); wrapped=()
+    bare=(); wrapped=(); copied=()
     for _ in $(seq "$RUNS"); do
       bare+=("$(once $sink "${cmd[@]}")")
       wrapped+=("$(once $sink "$BIN" run --quiet -- "${cmd[@]}")")
+      if [ $sink = pipe ]; then copied+=("$(once $sink env GPUDOCTOR_RUN_COPY=1 "$BIN" run --quiet -- "${cmd[@]}")"); fi
     done
     b=$(printf '%s\n' "${bare[@]}" | median)
     r=$(printf '%s\n' "${wrapped[@]}" | median)
     awk -v b="$b" -v r="$r" -v n="$name" -v s="$sink" 'BEGIN{split(b,x," "); split(r,y," "); printf "%-6s to a %-4s  bare %s s (min %s, max %s)  run %s s (min %s, max %s)  run / bare = %.3f\n", n, s, x[1], x[2], x[3], y[1], y[2], y[3], y[1]/x[1]}'
+    if [ $sink = pipe ]; then
+      c=$(printf '%s\n' "${copied[@]}" | median)
+      awk -v b="$b" -v r="$c" -v n="$name" 'BEGIN{split(b,x," "); split(r,y," "); printf "%-6s to a pipe  copying relay (GPUDOCTOR_RUN_COPY=1) %s s (min %s, max %s)  / bare = %.3f\n", n, y[1], y[2], y[3], y[1]/x[1]}'
+    fi
   done
 done
 

@@ -239,10 +239,11 @@ fn exit_status_passes_through() {
 }
 
 /// What the command writes reaches gpudoctor's stdout and stderr unchanged: every byte value,
-/// lines without a newline, and 48 MiB in uneven writes.
+/// lines without a newline, and 48 MiB in uneven writes; both as passed on by splice (the
+/// default through a pipe) and by copying (`GPUDOCTOR_RUN_COPY=1`, as through a terminal). The
+/// saved tail is the last 4 MiB as they came.
 #[test]
 fn output_passes_through_byte_for_byte() {
-    let d = tempfile::tempdir().unwrap();
     let script = r#"
 import os, sys, hashlib
 out, err = sys.stdout.buffer, sys.stderr.buffer
@@ -258,23 +259,45 @@ out.flush()
 err.write(b"\xff\xfe end")
 "#;
     let expected = Command::new(PY).args(["-c", script]).output().unwrap();
-    let rep = d.path().join("r.json");
-    let r = Run::new()
-        .env("GPUDOCTOR_RUN_KMSG", empty_kmsg(d.path()))
-        .args(["run", "--quiet", "--format", "json", "--report"])
-        .arg_path(&rep);
-    // Compare bytes, not text.
-    let out = raw(r.args(["--", PY, "-c", script]));
-    assert_eq!(out.status.code(), Some(0));
-    assert!(out.stdout.len() > 48 << 20);
-    assert!(out.stdout == expected.stdout, "stdout differs");
-    assert_eq!(out.stderr, expected.stderr);
-    let v = report(&rep);
-    assert_eq!(
-        v["output"]["bytes"],
-        (expected.stdout.len() + expected.stderr.len()) as u64
-    );
-    assert_eq!(v["output"]["tail_bytes"], 4u64 << 20);
+    for copy in ["0", "1"] {
+        let d = tempfile::tempdir().unwrap();
+        let rep = d.path().join("r.json");
+        let save = d.path().join("saved");
+        let r = Run::new()
+            .env("GPUDOCTOR_RUN_KMSG", empty_kmsg(d.path()))
+            .env("GPUDOCTOR_RUN_COPY", copy)
+            .args(["run", "--quiet", "--format", "json", "--report"])
+            .arg_path(&rep)
+            .args(["--save"])
+            .arg_path(&save);
+        // Compare bytes, not text.
+        let out = raw(r.args(["--", PY, "-c", script]));
+        assert_eq!(out.status.code(), Some(0), "copy={copy}");
+        assert!(out.stdout.len() > 48 << 20);
+        assert!(
+            out.stdout == expected.stdout,
+            "stdout differs (copy={copy})"
+        );
+        assert_eq!(out.stderr, expected.stderr, "copy={copy}");
+        let v = report(&rep);
+        assert_eq!(
+            v["output"]["bytes"],
+            (expected.stdout.len() + expected.stderr.len()) as u64
+        );
+        assert_eq!(v["output"]["tail_bytes"], 4u64 << 20);
+        // The tail: stdout's last bytes, with stderr's last write wherever it came among them
+        // (two outputs, two relays).
+        let mut tail = std::fs::read(save.join("output.tail")).unwrap();
+        assert_eq!(tail.len(), 4 << 20, "copy={copy}");
+        let end: &[u8] = b"\xff\xfe end";
+        if let Some(i) = tail.windows(end.len()).position(|w| w == end) {
+            tail.drain(i..i + end.len());
+        }
+        assert!(
+            expected.stdout.ends_with(&tail),
+            "the tail is not the output's end (copy={copy})"
+        );
+    }
 }
 
 /// The command's raw output, through common::Run's command.

@@ -1,7 +1,8 @@
 //! The command as a child process: started with the standard input gpudoctor has, its output
 //! through a pseudo-terminal where gpudoctor's own output is a terminal (progress bars, colours
 //! and tqdm behave as they would without gpudoctor) and through pipes elsewhere; every byte it
-//! writes is passed on unchanged and copied into the [`Tail`]. Signals sent to gpudoctor reach
+//! writes is passed on unchanged and kept in the [`Tail`] (through a pipe without copying it,
+//! [`super::splice`]; output to a regular file goes there directly). Signals sent to gpudoctor reach
 //! the command ([`crate::interrupt::install_forwarding`]), and the command dies with gpudoctor
 //! (`PR_SET_PDEATHSIG`), so it is never left orphaned.
 
@@ -89,6 +90,8 @@ impl FileWatch {
 struct Stream {
     from: File,
     to: File,
+    /// `from` is a pipe (not a pseudo-terminal): passed on with splice where `to` allows.
+    pipe: bool,
 }
 
 fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
@@ -183,7 +186,11 @@ pub fn spawn(
         cmd.stdout(Stdio::from(s)).stderr(Stdio::from(s2));
         let m = File::from(m);
         ptys.push(Arc::new(m.try_clone().map_err(fail)?));
-        streams.push(Stream { from: m, to: out });
+        streams.push(Stream {
+            from: m,
+            to: out,
+            pipe: false,
+        });
     } else {
         for (to, tty, is_out) in [(out, out_tty, true), (err, err_tty, false)] {
             // Output to a regular file (a job's log) goes there directly: nothing to relay, no
@@ -207,7 +214,11 @@ pub fn spawn(
             if tty {
                 ptys.push(Arc::new(r.try_clone().map_err(fail)?));
             }
-            streams.push(Stream { from: r, to });
+            streams.push(Stream {
+                from: r,
+                to,
+                pipe: !tty,
+            });
         }
     }
     // SAFETY: the closure calls only async-signal-safe functions (prctl, getppid, kill).
@@ -234,7 +245,17 @@ pub fn spawn(
             let tail = tail.clone();
             std::thread::Builder::new()
                 .name(format!("run-relay-{i}"))
-                .spawn(move || super::relay(s.from, s.to, tail))
+                .spawn(move || {
+                    let (from, to) = if s.pipe {
+                        match super::splice::relay(s.from, s.to, tail.clone()) {
+                            super::splice::Relayed::Done => return,
+                            super::splice::Relayed::Copy(f, t) => (f, t),
+                        }
+                    } else {
+                        (s.from, s.to)
+                    };
+                    super::relay(from, to, tail)
+                })
                 .ok()
         })
         .collect();

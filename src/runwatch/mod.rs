@@ -17,6 +17,8 @@ pub mod kmsg;
 pub mod render;
 #[cfg(any(target_os = "linux", windows))]
 pub mod sampler;
+#[cfg(target_os = "linux")]
+pub mod splice;
 pub mod tail;
 #[cfg(any(target_os = "linux", windows))]
 pub mod verdict;
@@ -275,7 +277,7 @@ mod engine {
         }
         let (bytes, total) = tail
             .lock()
-            .map(|t| (t.bytes(), t.total()))
+            .map(|mut t| (t.bytes(), t.total()))
             .unwrap_or_default();
         Ok(Watched {
             ended,

@@ -1,5 +1,8 @@
 //! The last bytes of the command's output: a fixed-size ring that keeps the newest `cap` bytes
 //! of everything written through it, so a crash's traceback is at hand however long the run.
+//! On Linux the newest part may still sit in capture pipes ([`super::splice`]: output passed on
+//! without copying it through gpudoctor); they are read into the ring when the bytes are asked
+//! for.
 
 /// A ring buffer of the newest bytes.
 #[derive(Debug)]
@@ -9,7 +12,13 @@ pub struct Tail {
     /// Where the oldest byte is, once the ring is full.
     start: usize,
     /// Every byte pushed, kept or not.
-    total: u64,
+    pub(super) total: u64,
+    /// Capture pipes holding output newer than the ring's, oldest first.
+    #[cfg(target_os = "linux")]
+    pub(super) pending: std::collections::VecDeque<super::splice::Capture>,
+    /// Capture pipes made so far (each one's number).
+    #[cfg(target_os = "linux")]
+    pub(super) captures: u64,
 }
 
 impl Tail {
@@ -19,12 +28,29 @@ impl Tail {
             cap: cap.max(1),
             start: 0,
             total: 0,
+            #[cfg(target_os = "linux")]
+            pending: Default::default(),
+            #[cfg(target_os = "linux")]
+            captures: 0,
         }
     }
 
     /// Appends `data`, dropping the oldest bytes beyond the capacity.
     pub fn push(&mut self, data: &[u8]) {
+        self.settle();
         self.total += data.len() as u64;
+        self.keep(data);
+    }
+
+    /// Forgets the kept bytes (all of them are older than bytes kept elsewhere).
+    #[cfg(target_os = "linux")]
+    pub(super) fn clear_ring(&mut self) {
+        self.buf.clear();
+        self.start = 0;
+    }
+
+    /// Appends `data` to the ring without counting it (counted when it passed).
+    pub(super) fn keep(&mut self, data: &[u8]) {
         if data.len() >= self.cap {
             let keep = data.get(data.len() - self.cap..).unwrap_or(data);
             self.buf.clear();
@@ -69,8 +95,13 @@ impl Tail {
         self.cap
     }
 
+    /// Reads what the capture pipes hold into the ring (they stay open: output may still come).
+    #[cfg(not(target_os = "linux"))]
+    fn settle(&mut self) {}
+
     /// The kept bytes, oldest first.
-    pub fn bytes(&self) -> Vec<u8> {
+    pub fn bytes(&mut self) -> Vec<u8> {
+        self.settle();
         let (old, new) = self.buf.split_at(self.start.min(self.buf.len()));
         let mut v = Vec::with_capacity(self.buf.len());
         v.extend_from_slice(new);
