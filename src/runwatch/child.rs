@@ -254,7 +254,7 @@ pub fn spawn(
                     } else {
                         (s.from, s.to)
                     };
-                    super::relay(from, to, tail)
+                    super::relay(super::splice::Gathering(from), to, tail)
                 })
                 .ok()
         })

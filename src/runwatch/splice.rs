@@ -20,6 +20,33 @@ const CAPTURE_PIPE_BYTES: libc::c_int = 1 << 20;
 /// Capture pipes kept before the oldest is read into the ring.
 pub const MAX_PIPES: usize = 8;
 
+/// A command that writes a line at a time (Python with PYTHONUNBUFFERED, `print(flush=True)`)
+/// would wake the relay, and the relay the reader after it, for every line: where less than
+/// [`GATHER_BYTES`] is waiting, the relay lets output gather this long first. The command does
+/// not wait meanwhile (its pipe holds 1 MiB), and a person does not see a millisecond.
+const GATHER: std::time::Duration = std::time::Duration::from_millis(1);
+const GATHER_BYTES: usize = 64 << 10;
+
+/// Lets output gather on `fd` (see [`GATHER`]) unless the writer has closed it.
+fn gather(fd: RawFd, came: libc::c_short) {
+    if came & libc::POLLHUP == 0 && queued(fd) < GATHER_BYTES {
+        std::thread::sleep(GATHER);
+    }
+}
+
+/// The copying relay's source (a pseudo-terminal, or a pipe where splice is refused): waits
+/// for output, lets it gather, then reads.
+pub struct Gathering(pub File);
+
+impl std::io::Read for Gathering {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if let Some(came) = wait(self.0.as_raw_fd(), libc::POLLIN) {
+            gather(self.0.as_raw_fd(), came);
+        }
+        self.0.read(buf)
+    }
+}
+
 /// Set (to anything but 0) to relay by copying, as on other systems (for comparing the two).
 pub const COPY_ENV: &str = "GPUDOCTOR_RUN_COPY";
 
@@ -188,6 +215,7 @@ pub fn relay(from: File, to: File, tail: Arc<Mutex<Tail>>) -> Relayed {
         let Some(came) = wait(src, libc::POLLIN) else {
             return Relayed::Done;
         };
+        gather(src, came);
         let (n, e, id) = {
             let mut t = lock(&tail);
             let w = match &cur {
