@@ -300,6 +300,54 @@ err.write(b"\xff\xfe end")
     }
 }
 
+/// A 1 GiB stream through a pipe (splice's path, where the capture pipes are dropped and
+/// rotated many times over): every byte arrives in order, the count is right, and the saved
+/// tail is the stream's last 4 MiB. The bytes are a 1 MiB pattern rotated by one every MiB, so
+/// a lost, repeated or reordered piece shows.
+#[test]
+fn a_gigabyte_stream_passes_whole() {
+    const MIB: usize = 1 << 20;
+    let expect = |p: usize| ((p % MIB + p / MIB) % 256) as u8;
+    let script = "import sys\nout = sys.stdout.buffer\nbase = bytes(range(256)) * 4096\nfor i in range(1024):\n    r = i % 256\n    out.write(base[r:] + base[:r])\n";
+    let d = tempfile::tempdir().unwrap();
+    let save = d.path().join("saved");
+    let mut cmd = Run::new()
+        .env("GPUDOCTOR_RUN_KMSG", empty_kmsg(d.path()))
+        .args(["run", "--quiet", "--save"])
+        .arg_path(&save)
+        .args(["--", PY, "-c", script])
+        .into_command();
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut out = child.stdout.take().unwrap();
+    let mut buf = vec![0u8; MIB];
+    let mut at = 0usize;
+    loop {
+        let n = out.read(&mut buf).unwrap();
+        if n == 0 {
+            break;
+        }
+        if let Some(i) = (0..n).find(|&i| buf[i] != expect(at + i)) {
+            panic!("byte {} is {} where {} was written", at + i, buf[i], expect(at + i));
+        }
+        at += n;
+    }
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+    assert_eq!(at, 1024 * MIB);
+    let tail = std::fs::read(save.join("output.tail")).unwrap();
+    assert_eq!(tail.len(), 4 * MIB);
+    let from = 1024 * MIB - 4 * MIB;
+    assert!(
+        tail.iter().enumerate().all(|(i, &b)| b == expect(from + i)),
+        "the tail is not the stream's last 4 MiB"
+    );
+    let v = report(&save.join("report.json"));
+    assert_eq!(v["output"]["bytes"], (1024 * MIB) as u64);
+}
+
 /// The command's raw output, through common::Run's command.
 fn raw(r: Run) -> std::process::Output {
     let mut cmd: Command = r.into_command();
