@@ -331,7 +331,12 @@ fn a_gigabyte_stream_passes_whole() {
             break;
         }
         if let Some(i) = (0..n).find(|&i| buf[i] != expect(at + i)) {
-            panic!("byte {} is {} where {} was written", at + i, buf[i], expect(at + i));
+            panic!(
+                "byte {} is {} where {} was written",
+                at + i,
+                buf[i],
+                expect(at + i)
+            );
         }
         at += n;
     }

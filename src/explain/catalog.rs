@@ -309,8 +309,8 @@ impl Catalog {
     /// The literals a log scanner looks for in a lowercased log before it normalises a line and
     /// matches it in full: a small cover of the catalog's patterns (every pattern contains one),
     /// chosen greedily from their 4- to 6-byte pieces, leaving out pieces of ordinary log and
-    /// English text (`BACKGROUND`) that would make every line a candidate. Grouped by 64, the
-    /// most a vectorised (Teddy) search takes at full speed.
+    /// English text (`BACKGROUND`) that would make every line a candidate. Grouped by
+    /// [`PREFILTER_GROUP`] for the vectorised (Teddy) searches.
     pub fn prefilter_groups(&self) -> &[Vec<String>] {
         self.prefilter.get_or_init(|| self.cover())
     }
@@ -375,9 +375,23 @@ impl Catalog {
             uncovered.retain(|&i| !pieces.get(i).is_some_and(|g| g.contains(&best)));
             chosen.push(best);
         }
-        chosen.chunks(64).map(<[String]>::to_vec).collect()
+        // Groups of at most PREFILTER_GROUP, the shorter literals together (a group's
+        // fingerprint is as long as its shortest literal).
+        chosen.sort_by(|a, b| a.len().cmp(&b.len()).then_with(|| a.cmp(b)));
+        chosen
+            .chunks(PREFILTER_GROUP)
+            .map(<[String]>::to_vec)
+            .collect()
     }
 }
+
+/// Literals a vectorised (Teddy) search takes at once. Teddy puts them in 8 or 16 buckets by a
+/// fingerprint of their first bytes, and every fingerprint hit is verified: the fewer literals
+/// in a bucket, the fewer false hits. On the 2 GiB benchmark log (scripts/bench-explain.sh,
+/// 107 literals sorted by length) groups of 64 took 1.12 s, of 45 0.84 s, of 36 0.87 s, of 32
+/// (four passes) 0.87 s, of 22 0.88 s and of 16 1.0 s (docs/benchmarks.md); at most 64 in any
+/// case (the crate's limit for one search).
+pub const PREFILTER_GROUP: usize = 45;
 
 /// Words of ordinary training logs and English prose: pieces of them are not used as log-scan
 /// literals (a piece such as "loss" or "tion" would make almost every line a candidate).
