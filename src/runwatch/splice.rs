@@ -5,7 +5,8 @@
 //! tail's capacity. A command that writes in small pieces fills a pipe's slots with little data,
 //! so beyond [`MAX_PIPES`] the oldest pipe is read into the ring (one copy, as the plain relay
 //! makes). Where either end refuses (not a pipe; an output `splice` cannot write to) before any
-//! byte has moved, the caller relays by copying.
+//! byte has moved, or no capture pipe can be made, the caller relays the rest by copying. Either
+//! relay lets a trickle of small writes gather for a millisecond ([`GATHER`]).
 
 use std::fs::File;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
