@@ -415,8 +415,13 @@ fn scan_parallel(
                     s.spawn(move || {
                         let mut cands: Vec<Candidate> = Vec::new();
                         let range = Range { f, at: a, end: b };
+                        // Lines the prefilter let through but no signature matches (its
+                        // short literals are in ordinary words) are dropped here, on every
+                        // thread, not in the one-thread matching after.
                         let (nl, _, last) = stream_candidates(range, pre, |before, raw| {
-                            cands.push((before, raw.to_vec()))
+                            if !cat.matches(&String::from_utf8_lossy(raw)).is_empty() {
+                                cands.push((before, raw.to_vec()))
+                            }
                         })?;
                         Ok((cands, nl, last))
                     })
