@@ -58,7 +58,6 @@ fn relay(
     mut to: std::fs::File,
     tail: std::sync::Arc<std::sync::Mutex<tail::Tail>>,
 ) {
-    use std::io::Write;
     let mut buf = vec![0u8; 256 * 1024];
     loop {
         let n = match from.read(&mut buf) {
@@ -73,11 +72,29 @@ fn relay(
         if let Ok(mut t) = tail.lock() {
             t.push(chunk);
         }
-        if to.write_all(chunk).is_err() {
+        if !write_waiting(&mut to, chunk) {
             // Nowhere to write to: close our end so the command sees it.
             return;
         }
     }
+}
+
+/// Writes all of `data`; where the destination is non-blocking (another program set it so)
+/// and full, waits for room rather than dropping output. False when it cannot be written.
+#[cfg(any(target_os = "linux", windows))]
+fn write_waiting(to: &mut impl std::io::Write, mut data: &[u8]) -> bool {
+    while !data.is_empty() {
+        match to.write(data) {
+            Ok(0) => return false,
+            Ok(n) => data = data.get(n..).unwrap_or(&[]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                std::thread::sleep(std::time::Duration::from_millis(1))
+            }
+            Err(_) => return false,
+        }
+    }
+    true
 }
 
 /// Waits for the relays to finish passing the output on, at most `drain` in all: a process the

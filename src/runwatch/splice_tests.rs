@@ -268,3 +268,38 @@ fn two_relays_share_the_tail_in_order() {
     let got = tail.lock().unwrap().bytes();
     assert!(got == last(&all, 1 << 20), "the tail is out of order");
 }
+
+/// gpudoctor's output may be a pipe another program set non-blocking: when it is full, the
+/// relay waits for room instead of dropping output.
+#[test]
+fn a_non_blocking_destination_that_fills_loses_nothing() {
+    let (a_r, mut a_w) = pipe_pair();
+    let (mut o_r, o_w) = pipe_pair();
+    unsafe {
+        let fl = libc::fcntl(o_w.as_raw_fd(), libc::F_GETFL);
+        assert_eq!(
+            libc::fcntl(o_w.as_raw_fd(), libc::F_SETFL, fl | libc::O_NONBLOCK),
+            0
+        );
+    }
+    let data = bytes(4 << 20, 13);
+    let want = data.clone();
+    let writer = thread::spawn(move || a_w.write_all(&data).unwrap());
+    // A slow reader: the 64 KiB destination pipe is full most of the time.
+    let reader = thread::spawn(move || {
+        let mut v = Vec::new();
+        let mut buf = [0u8; 16384];
+        loop {
+            thread::sleep(std::time::Duration::from_micros(200));
+            match o_r.read(&mut buf).unwrap() {
+                0 => return v,
+                n => v.extend_from_slice(&buf[..n]),
+            }
+        }
+    });
+    let tail = Arc::new(Mutex::new(Tail::new(1 << 20)));
+    assert!(matches!(relay(a_r, o_w, tail.clone()), Relayed::Done));
+    writer.join().unwrap();
+    assert!(reader.join().unwrap() == want, "output lost or changed");
+    assert!(tail.lock().unwrap().bytes() == last(&want, 1 << 20));
+}
