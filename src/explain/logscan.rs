@@ -16,7 +16,7 @@ use std::io::Read;
 use aho_corasick::{AhoCorasick, Input, MatchKind};
 
 use super::catalog::Catalog;
-use super::{line_matches, rank, Match};
+use super::{line_matches_of, rank, Match};
 use crate::faults::logparse::LogParser;
 use crate::matrix::Matrix;
 
@@ -145,8 +145,9 @@ impl Prefilter {
 /// [`MAX_LINE`]).
 type Candidate = (u64, Vec<u8>);
 
-/// What one thread found in its segment: the candidate lines, the newlines, the last byte.
-type Segment = (Vec<Candidate>, u64, Option<u8>);
+/// What one thread found in its segment: the lines that match (the newlines before each, its
+/// text, the signatures), the newlines, the last byte.
+type Segment = (Vec<(u64, String, Vec<usize>)>, u64, Option<u8>);
 
 /// The candidate lines of whole lines `text`, and the newlines of all `text`.
 fn candidate_lines(pre: &Prefilter, text: &[u8], lower: &mut Vec<u8>) -> (Vec<Candidate>, u64) {
@@ -193,7 +194,13 @@ impl<'a> Collector<'a> {
 
     fn line(&mut self, line_no: u64, raw: &[u8]) {
         let text = String::from_utf8_lossy(raw);
-        for mut x in line_matches(self.cat, &text, self.matrix, &mut self.parser) {
+        let hits = self.cat.matches(&text);
+        self.line_of(line_no, &text, hits);
+    }
+
+    /// A line whose matching signatures are known (`hits`, none skipped).
+    fn line_of(&mut self, line_no: u64, text: &str, hits: Vec<usize>) {
+        for mut x in line_matches_of(self.cat, text, hits, self.matrix, &mut self.parser) {
             match self.found.get(&x.key) {
                 Some(&i) => {
                     if let Some(e) = self.out.get_mut(i) {
@@ -413,14 +420,16 @@ fn scan_parallel(
                         w.get(1).copied().unwrap_or(0),
                     );
                     s.spawn(move || {
-                        let mut cands: Vec<Candidate> = Vec::new();
+                        let mut cands = Vec::new();
                         let range = Range { f, at: a, end: b };
                         // Lines the prefilter let through but no signature matches (its
                         // short literals are in ordinary words) are dropped here, on every
                         // thread, not in the one-thread matching after.
                         let (nl, _, last) = stream_candidates(range, pre, |before, raw| {
-                            if !cat.matches(&String::from_utf8_lossy(raw)).is_empty() {
-                                cands.push((before, raw.to_vec()))
+                            let text = String::from_utf8_lossy(raw);
+                            let hits = cat.matches(&text);
+                            if !hits.is_empty() {
+                                cands.push((before, text.into_owned(), hits))
                             }
                         })?;
                         Ok((cands, nl, last))
@@ -437,8 +446,8 @@ fn scan_parallel(
         });
         for r in results {
             let (cands, newlines, last) = r?;
-            for (before, raw) in &cands {
-                col.line(line_no + before + 1, raw);
+            for (before, text, hits) in cands {
+                col.line_of(line_no + before + 1, &text, hits);
             }
             line_no += newlines;
             if let Some(l) = last {

@@ -175,8 +175,20 @@ pub fn line_matches(
     m: &crate::matrix::Matrix,
     parser: &mut crate::faults::logparse::LogParser,
 ) -> Vec<Match> {
+    line_matches_of(cat, line, cat.matches(line), m, parser)
+}
+
+/// [`line_matches`] where the signatures that match the line ([`catalog::Catalog::matches`])
+/// are known already (a log scan's threads find them).
+pub fn line_matches_of(
+    cat: &catalog::Catalog,
+    line: &str,
+    hits: Vec<usize>,
+    m: &crate::matrix::Matrix,
+    parser: &mut crate::faults::logparse::LogParser,
+) -> Vec<Match> {
     let mut out: Vec<Match> = Vec::new();
-    for i in cat.matches(line) {
+    for i in hits {
         let Some(sig) = cat.signatures.get(i) else {
             continue;
         };
