@@ -295,25 +295,14 @@ fn unescape(s: &str) -> String {
 pub fn parse_system_time(s: &str) -> Option<f64> {
     let s = s.trim().strip_suffix('Z').unwrap_or(s.trim());
     let (date, time) = s.split_once('T')?;
-    let mut d = date.split('-');
-    let year: i64 = d.next()?.parse().ok()?;
-    let month: i64 = d.next()?.parse().ok()?;
-    let day: i64 = d.next()?.parse().ok()?;
+    let days = crate::policy::days(date)?;
     let mut t = time.split(':');
     let hour: i64 = t.next()?.parse().ok()?;
     let min: i64 = t.next()?.parse().ok()?;
     let sec: f64 = t.next()?.parse().ok()?;
-    if !(1..=12).contains(&month) || !(1..=31).contains(&day) || hour > 23 || min > 59 {
+    if hour > 23 || min > 59 {
         return None;
     }
-    // Days from 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil).
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
     Some((days * 86_400 + hour * 3600 + min * 60) as f64 + sec)
 }
 
