@@ -141,19 +141,20 @@ impl Prefilter {
     }
 }
 
-/// A line that may match: the newlines before it in its text, and its bytes (cut to
-/// [`MAX_LINE`]).
-type Candidate = (u64, Vec<u8>);
-
 /// What one thread found in its segment: the lines that match (the newlines before each, its
 /// text, the signatures), the newlines, the last byte.
 type Segment = (Vec<(u64, String, Vec<usize>)>, u64, Option<u8>);
 
-/// The candidate lines of whole lines `text`, and the newlines of all `text`.
-fn candidate_lines(pre: &Prefilter, text: &[u8], lower: &mut Vec<u8>) -> (Vec<Candidate>, u64) {
+/// Hands each candidate line of whole lines `text` (cut to [`MAX_LINE`]) to `found`, with the
+/// newlines before it in `text`; returns the newlines of all `text`.
+fn candidate_lines(
+    pre: &Prefilter,
+    text: &[u8],
+    lower: &mut Vec<u8>,
+    mut found: impl FnMut(u64, &[u8]),
+) -> u64 {
     let mut starts = Vec::new();
     pre.candidates(text, lower, &mut starts);
-    let mut out = Vec::with_capacity(starts.len());
     let mut counted_to = 0usize;
     let mut before = 0u64;
     for start in starts {
@@ -163,12 +164,12 @@ fn candidate_lines(pre: &Prefilter, text: &[u8], lower: &mut Vec<u8>) -> (Vec<Ca
         before +=
             memchr::memchr_iter(b'\n', text.get(counted_to..start).unwrap_or(&[])).count() as u64;
         counted_to = start;
-        let raw = text.get(start..stop.min(start + MAX_LINE)).unwrap_or(&[]);
-        out.push((before, raw.to_vec()));
+        found(
+            before,
+            text.get(start..stop.min(start + MAX_LINE)).unwrap_or(&[]),
+        );
     }
-    let newlines =
-        before + memchr::memchr_iter(b'\n', text.get(counted_to..).unwrap_or(&[])).count() as u64;
-    (out, newlines)
+    before + memchr::memchr_iter(b'\n', text.get(counted_to..).unwrap_or(&[])).count() as u64
 }
 
 /// Matches candidate lines in their order (the kernel-log parser keeps state across lines) and
@@ -284,11 +285,9 @@ fn stream_candidates<R: Read>(
         if let Some(&b) = done.last() {
             last = Some(b);
         }
-        let (cands, nl) = candidate_lines(pre, done, &mut lower);
-        for (before, raw) in &cands {
-            found(newlines + before, raw);
-        }
-        newlines += nl;
+        newlines += candidate_lines(pre, done, &mut lower, |before, raw| {
+            found(newlines + before, raw)
+        });
         buf.copy_within(end..have, 0);
         have -= end;
     }

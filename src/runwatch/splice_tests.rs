@@ -269,11 +269,9 @@ fn two_relays_share_the_tail_in_order() {
     assert!(got == last(&all, 1 << 20), "the tail is out of order");
 }
 
-/// gpudoctor's output may be a pipe another program set non-blocking: when it is full, the
-/// relay waits for room instead of dropping output.
-#[test]
-fn a_non_blocking_destination_that_fills_loses_nothing() {
-    let (a_r, mut a_w) = pipe_pair();
+/// A pipe whose write end is non-blocking, and a reader that empties it slowly (16 KiB every
+/// 200 µs: the 64 KiB pipe is full most of the time); the reader returns all it read.
+fn slow_non_blocking_pipe() -> (File, thread::JoinHandle<Vec<u8>>) {
     let (mut o_r, o_w) = pipe_pair();
     unsafe {
         let fl = libc::fcntl(o_w.as_raw_fd(), libc::F_GETFL);
@@ -282,10 +280,6 @@ fn a_non_blocking_destination_that_fills_loses_nothing() {
             0
         );
     }
-    let data = bytes(4 << 20, 13);
-    let want = data.clone();
-    let writer = thread::spawn(move || a_w.write_all(&data).unwrap());
-    // A slow reader: the 64 KiB destination pipe is full most of the time.
     let reader = thread::spawn(move || {
         let mut v = Vec::new();
         let mut buf = [0u8; 16384];
@@ -297,9 +291,36 @@ fn a_non_blocking_destination_that_fills_loses_nothing() {
             }
         }
     });
+    (o_w, reader)
+}
+
+/// gpudoctor's output may be a pipe another program set non-blocking: when it is full, the
+/// relay waits for room instead of dropping output.
+#[test]
+fn a_non_blocking_destination_that_fills_loses_nothing() {
+    let (a_r, mut a_w) = pipe_pair();
+    let (o_w, reader) = slow_non_blocking_pipe();
+    let data = bytes(4 << 20, 13);
+    let want = data.clone();
+    let writer = thread::spawn(move || a_w.write_all(&data).unwrap());
     let tail = Arc::new(Mutex::new(Tail::new(1 << 20)));
     assert!(matches!(relay(a_r, o_w, tail.clone()), Relayed::Done));
     writer.join().unwrap();
     assert!(reader.join().unwrap() == want, "output lost or changed");
     assert!(tail.lock().unwrap().bytes() == last(&want, 1 << 20));
+}
+
+/// The same for the copying relay (a terminal's, and where splice is refused).
+#[test]
+fn the_copying_relay_waits_on_a_full_non_blocking_destination() {
+    let (a_r, mut a_w) = pipe_pair();
+    let (o_w, reader) = slow_non_blocking_pipe();
+    let data: Vec<u8> = (0..3u32 << 20).map(|i| (i % 251) as u8).collect();
+    let want = data.clone();
+    let writer = thread::spawn(move || a_w.write_all(&data).unwrap());
+    let tail = Arc::new(Mutex::new(Tail::new(1024)));
+    super::super::relay(a_r, o_w, tail.clone());
+    writer.join().unwrap();
+    assert!(reader.join().unwrap() == want, "output lost or changed");
+    assert_eq!(tail.lock().unwrap().total(), want.len() as u64);
 }
