@@ -190,10 +190,12 @@ pub struct SnapshotArgs {
     /// Remove identifying values: GPU UUIDs, the home directory in paths.
     #[arg(long)]
     pub redact: bool,
-    /// Write to this file instead of standard output (an existing file is not overwritten).
+    /// Write to this file instead of standard output (`-` is standard output). The file is
+    /// written beside its target and renamed into place; an existing file is not overwritten,
+    /// and a link, FIFO or device is refused (/dev/stdout, /dev/fd/N and /dev/null are streams).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// Overwrite the -o file if it exists.
+    /// Replace the -o file if it exists (only ever a regular file).
     #[arg(long, requires = "output")]
     pub force: bool,
     #[command(flatten)]

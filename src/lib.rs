@@ -25,6 +25,7 @@ pub mod redact;
 pub mod render;
 pub mod report;
 pub mod rules;
+pub mod safewrite;
 pub mod runwatch;
 pub mod sanitize;
 pub mod snapshot;

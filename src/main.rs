@@ -29,11 +29,24 @@ fn main() -> ExitCode {
     // No helper outlives gpudoctor (one may still be stuck in a hung driver call).
     gpudoctor::probe::deadline::kill_helpers();
     let mut stdout = gpudoctor::outguard::writer();
-    let _ = stdout.write_all(out.stdout.as_bytes());
-    let _ = stdout.flush();
+    let written = stdout
+        .write_all(out.stdout.as_bytes())
+        .and_then(|()| stdout.flush());
     let _ = std::io::stderr().write_all(out.stderr.as_bytes());
     gpudoctor::probe::trace::line("output written");
-    let code = out.status.code();
+    let mut code = out.status.code();
+    // A report that could not be written is gpudoctor's failure (exit 2), never "healthy": a
+    // gate must not trust a cut or empty report. `run` keeps its command's status.
+    if let Err(e) = written {
+        let _ = writeln!(
+            std::io::stderr(),
+            "gpudoctor: error: could not write to standard output: {}",
+            gpudoctor::safewrite::describe(&e)
+        );
+        if !matches!(out.status, gpudoctor::report::ExitStatus::Passthrough(_)) {
+            code = gpudoctor::report::ExitStatus::ToolFailed.code();
+        }
+    }
     // `gpudoctor run` on Windows passes on a 32-bit exit code (a crash's NTSTATUS, as
     // 3221226505): ExitCode holds one byte, so such a code leaves through exit().
     #[cfg(windows)]

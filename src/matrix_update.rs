@@ -7,7 +7,7 @@
 //! Nothing here runs unless asked: `check` never touches the network.
 
 use sha2::{Digest, Sha256};
-use std::io::{Read, Write};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -150,33 +150,26 @@ pub fn update(from: &str, sha256: Option<&str>, dir: &Path) -> Result<Updated, S
     }
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let path = dir.join("matrix.yaml");
-    let tmp = dir.join(format!(".matrix.yaml.{}", std::process::id()));
-    let write = || -> std::io::Result<()> {
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)?;
-        f.write_all(text.as_bytes())?;
-        f.sync_all()
+    // The previous matrix is kept beside it; both are written through a temporary file and
+    // renamed, and neither may be anything but a regular file (safewrite).
+    let previous = match std::fs::symlink_metadata(&path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        _ => {
+            let prev = dir.join("matrix.yaml.prev");
+            let old = crate::userfile::read(&path, "installed matrix")
+                .map_err(|e| format!("{}: {e}: nothing was changed", path.display()))?;
+            crate::safewrite::write(&prev, old.as_bytes(), crate::safewrite::Existing::Replace)
+                .map_err(|e| {
+                    format!(
+                        "cannot keep the previous matrix as {}: {e}: nothing was changed",
+                        prev.display()
+                    )
+                })?;
+            Some(prev)
+        }
     };
-    if let Err(e) = write() {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(format!("cannot write {}: {e}", tmp.display()));
-    }
-    let previous = if path.exists() {
-        let prev = dir.join("matrix.yaml.prev");
-        std::fs::copy(&path, &prev).map_err(|e| {
-            let _ = std::fs::remove_file(&tmp);
-            format!("cannot keep the previous matrix as {}: {e}", prev.display())
-        })?;
-        Some(prev)
-    } else {
-        None
-    };
-    std::fs::rename(&tmp, &path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        format!("cannot replace {}: {e}", path.display())
-    })?;
+    crate::safewrite::write(&path, text.as_bytes(), crate::safewrite::Existing::Replace)
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     Ok(Updated {
         path,
         previous,

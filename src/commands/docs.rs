@@ -90,7 +90,8 @@ fn write_pages(cmd: &clap::Command, dir: &std::path::Path) -> std::io::Result<Ve
         let name = man.get_filename();
         let mut buf: Vec<u8> = Vec::new();
         man.render(&mut buf)?;
-        std::fs::write(dir.join(&name), buf)?;
+        crate::safewrite::write(&dir.join(&name), &buf, crate::safewrite::Existing::Replace)
+            .map_err(|e| std::io::Error::new(e.kind(), format!("{name}: {e}")))?;
         names.push(name);
     }
     names.sort();

@@ -302,39 +302,21 @@ pub(crate) fn policy_options(
     })
 }
 
-/// Writes through a temporary file in the same directory, so a failed write leaves nothing
-/// half-written, and never replaces an existing file unless `force`.
+/// Writes a file the user named, safely ([`crate::safewrite`]): through a temporary file
+/// renamed into place, never replacing anything but a regular file, and an existing one only
+/// when `force`; `-`, `/dev/stdout` and the like are written as streams.
 pub(crate) fn write_new(
     path: &Path,
     text: impl AsRef<[u8]>,
     force: bool,
 ) -> std::io::Result<()> {
-    use std::io::Write;
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.gpudoctor-{}", std::process::id()));
-    {
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)?;
-        f.write_all(text.as_ref())?;
-        f.sync_all()?;
-    }
-    let r = if force {
-        std::fs::rename(&tmp, path)
+    use crate::safewrite::Existing;
+    let existing = if force {
+        Existing::Replace
     } else {
-        // hard_link fails if the target exists: no race with a file created meanwhile.
-        std::fs::hard_link(&tmp, path)
+        Existing::Keep
     };
-    let _ = std::fs::remove_file(&tmp).or_else(|e| if force { Ok(()) } else { Err(e) });
-    r
+    crate::safewrite::write(path, text.as_ref(), existing).map(|_| ())
 }
 
 /// The documentation of the rules a selection runs (JUnit lists each as a testcase).

@@ -11,12 +11,19 @@ pub(crate) fn snapshot(a: SnapshotArgs) -> Output {
         Ok(o) => o,
         Err(e) => return Output::tool_error(e),
     };
-    if let Some(out) = &a.output {
-        if out.exists() && !a.force {
-            return Output::tool_error(format!(
-                "{} already exists; choose another file or add --force to overwrite it",
-                out.display()
-            ));
+    // Where the snapshot goes is settled before the probing: a refused target costs nothing.
+    let mut output = a.output.clone();
+    if let Some(out) = &output {
+        match crate::safewrite::target(out) {
+            Ok(crate::safewrite::Target::Stdout) => output = None,
+            Ok(crate::safewrite::Target::File { exists: true, .. }) if !a.force => {
+                return Output::tool_error(format!(
+                    "{} already exists; choose another file, or add --force to replace it",
+                    out.display()
+                ))
+            }
+            Ok(_) => {}
+            Err(e) => return Output::tool_error(format!("cannot write {}: {e}", out.display())),
         }
     }
     let mut snap = probe::probe_all(&opts);
@@ -29,15 +36,31 @@ pub(crate) fn snapshot(a: SnapshotArgs) -> Output {
         Ok(j) => j + "\n",
         Err(e) => return Output::tool_error(format!("could not write the snapshot: {e}")),
     };
-    match &a.output {
-        Some(path) => match write_new(path, &json, a.force) {
-            Ok(()) => Output {
+    match &output {
+        Some(path) => match crate::safewrite::write(path, json.as_bytes(), existing(a.force)) {
+            Ok(w) => Output {
                 stdout: String::new(),
-                stderr: format!("gpudoctor: snapshot written to {}\n", path.display()),
+                stderr: match w {
+                    crate::safewrite::Written::Stream => String::new(),
+                    crate::safewrite::Written::Replaced => {
+                        format!("gpudoctor: snapshot written to {} (replaced)\n", path.display())
+                    }
+                    crate::safewrite::Written::Created => {
+                        format!("gpudoctor: snapshot written to {}\n", path.display())
+                    }
+                },
                 status: ExitStatus::Healthy,
             },
             Err(e) => Output::tool_error(format!("cannot write {}: {e}", path.display())),
         },
         None => Output::ok(json, ExitStatus::Healthy),
+    }
+}
+
+fn existing(force: bool) -> crate::safewrite::Existing {
+    if force {
+        crate::safewrite::Existing::Replace
+    } else {
+        crate::safewrite::Existing::Keep
     }
 }

@@ -130,7 +130,7 @@ pub(crate) fn stress(a: StressArgs) -> Output {
     };
     let format = if a.json { StressFormat::Json } else { a.format };
     let mut sink: Box<dyn Sink> = match format {
-        StressFormat::Jsonl => Box::new(JsonLines(crate::outguard::writer())),
+        StressFormat::Jsonl => Box::new(JsonLines::new(crate::outguard::writer())),
         StressFormat::Human if std::io::stderr().is_terminal() => Box::new(Bars::new()),
         _ => Box::new(PlainLines::new(std::io::stderr(), Duration::from_secs(10))),
     };
@@ -155,6 +155,9 @@ pub(crate) fn stress(a: StressArgs) -> Output {
     };
     let mut result = st::run(backend, &opts, monitor, &mut |e| sink.event(e));
     sink.finish();
+    let lost = sink
+        .failed()
+        .map(|e| format!("could not write the events to standard output: {}", crate::safewrite::describe(e)));
     done.store(true, Ordering::SeqCst);
     let signal = crate::interrupt::received();
     result.interrupted_by = signal.map(|s| {
@@ -205,5 +208,8 @@ pub(crate) fn stress(a: StressArgs) -> Output {
         }
         StressFormat::Line => render::line::render(&report),
     };
-    Output::ok(text, status)
+    match lost {
+        Some(e) => Output::tool_error(e),
+        None => Output::ok(text, status),
+    }
 }

@@ -15,17 +15,39 @@ use crate::sanitize;
 pub trait Sink {
     fn event(&mut self, e: &Event);
     fn finish(&mut self) {}
+    /// The first error writing the events, if any (a stream that cannot be written makes the
+    /// whole run gpudoctor's failure, exit 2: its reader would see a cut stream).
+    fn failed(&self) -> Option<&std::io::Error> {
+        None
+    }
 }
 
-/// JSON Lines on a writer (stdout), one event a line, flushed as it comes.
-pub struct JsonLines<W: Write>(pub W);
+/// JSON Lines on a writer (stdout), one event a line, flushed as it comes. After the first
+/// failed write nothing more is tried.
+pub struct JsonLines<W: Write> {
+    out: W,
+    error: Option<std::io::Error>,
+}
+
+impl<W: Write> JsonLines<W> {
+    pub fn new(out: W) -> JsonLines<W> {
+        JsonLines { out, error: None }
+    }
+}
 
 impl<W: Write> Sink for JsonLines<W> {
     fn event(&mut self, e: &Event) {
-        if let Ok(line) = serde_json::to_string(e) {
-            let _ = writeln!(self.0, "{line}");
-            let _ = self.0.flush();
+        if self.error.is_some() {
+            return;
         }
+        if let Ok(line) = serde_json::to_string(e) {
+            if let Err(err) = writeln!(self.out, "{line}").and_then(|()| self.out.flush()) {
+                self.error = Some(err);
+            }
+        }
+    }
+    fn failed(&self) -> Option<&std::io::Error> {
+        self.error.as_ref()
     }
 }
 
