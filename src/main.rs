@@ -1,6 +1,6 @@
 //! The gpudoctor binary: parse, run, print, exit. Everything else lives in the library.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
 use clap::Parser;
@@ -11,9 +11,24 @@ fn main() -> ExitCode {
     let cli = match gpudoctor::cli::Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
-            // --help and --version print to stdout and exit 0; usage errors exit 2.
-            let _ = e.print();
-            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+            // Usage errors exit 2. --help and --version print to stdout and exit 0, unless
+            // standard output cannot be written (then 2, like every other report).
+            if e.use_stderr() || std::io::stdout().is_terminal() {
+                let _ = e.print();
+                return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+            }
+            let mut out = std::io::stdout();
+            return match write!(out, "{}", e.render()).and_then(|()| out.flush()) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(err) => {
+                    let _ = writeln!(
+                        std::io::stderr(),
+                        "gpudoctor: error: could not write to standard output: {}",
+                        gpudoctor::safewrite::describe(&err)
+                    );
+                    ExitCode::from(2)
+                }
+            };
         }
     };
     // Libraries that print to stdout must not corrupt the report: they print to stderr. (After

@@ -152,8 +152,10 @@ pub fn update(from: &str, sha256: Option<&str>, dir: &Path) -> Result<Updated, S
     let path = dir.join("matrix.yaml");
     // The previous matrix is kept beside it; both are written through a temporary file and
     // renamed, and neither may be anything but a regular file (safewrite).
-    let previous = match std::fs::symlink_metadata(&path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+    let existing = crate::safewrite::target(&path)
+        .map_err(|e| format!("cannot write {}: {e}: nothing was changed", path.display()))?;
+    let previous = match existing {
+        crate::safewrite::Target::File { exists: false, .. } => None,
         _ => {
             let prev = dir.join("matrix.yaml.prev");
             let old = crate::userfile::read(&path, "installed matrix")

@@ -264,8 +264,7 @@ fn replace_file(path: &Path, bytes: &[u8], existing: Existing) -> io::Result<Wri
                     "the file exists; gpudoctor does not overwrite it",
                 )),
                 _ => Err(refused(
-                    "something other than a regular file appeared there while writing"
-                        .to_string(),
+                    "something other than a regular file appeared there while writing".to_string(),
                 )),
             },
             Err(e) if e.kind() == io::ErrorKind::NotFound => {

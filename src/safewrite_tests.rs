@@ -1,4 +1,4 @@
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
 
 use super::*;
 
@@ -28,7 +28,10 @@ fn an_existing_file_is_kept_unless_replacing_is_allowed() {
     let e = write(&p, b"new", Existing::Keep).unwrap_err();
     assert_eq!(e.kind(), io::ErrorKind::AlreadyExists);
     assert_eq!(std::fs::read(&p).unwrap(), b"old");
-    assert_eq!(write(&p, b"new", Existing::Replace).unwrap(), Written::Replaced);
+    assert_eq!(
+        write(&p, b"new", Existing::Replace).unwrap(),
+        Written::Replaced
+    );
     assert_eq!(std::fs::read(&p).unwrap(), b"new");
     assert!(leftovers(d.path()).is_empty());
 }
@@ -133,8 +136,14 @@ fn stream_names_are_streams_not_files() {
     assert_eq!(target(Path::new("-")).unwrap(), Target::Stdout);
     assert_eq!(target(Path::new("/dev/stdout")).unwrap(), Target::Stdout);
     assert_eq!(target(Path::new("/dev/fd/1")).unwrap(), Target::Stdout);
-    assert_eq!(target(Path::new("/proc/self/fd/2")).unwrap(), Target::Stderr);
-    assert_eq!(target(Path::new("/dev/fd/7")).unwrap(), Target::Descriptor(7));
+    assert_eq!(
+        target(Path::new("/proc/self/fd/2")).unwrap(),
+        Target::Stderr
+    );
+    assert_eq!(
+        target(Path::new("/dev/fd/7")).unwrap(),
+        Target::Descriptor(7)
+    );
     assert_eq!(
         target(Path::new("/dev/null")).unwrap(),
         Target::Device(PathBuf::from("/dev/null"))
@@ -152,7 +161,10 @@ fn an_open_descriptor_is_written_and_a_closed_one_is_an_error() {
     let (mut r, w) = std::io::pipe().unwrap();
     let fd = w.as_raw_fd();
     let p = PathBuf::from(format!("/dev/fd/{fd}"));
-    assert_eq!(write(&p, b"hello", Existing::Keep).unwrap(), Written::Stream);
+    assert_eq!(
+        write(&p, b"hello", Existing::Keep).unwrap(),
+        Written::Stream
+    );
     drop(w);
     let mut got = String::new();
     r.read_to_string(&mut got).unwrap();

@@ -305,11 +305,7 @@ pub(crate) fn policy_options(
 /// Writes a file the user named, safely ([`crate::safewrite`]): through a temporary file
 /// renamed into place, never replacing anything but a regular file, and an existing one only
 /// when `force`; `-`, `/dev/stdout` and the like are written as streams.
-pub(crate) fn write_new(
-    path: &Path,
-    text: impl AsRef<[u8]>,
-    force: bool,
-) -> std::io::Result<()> {
+pub(crate) fn write_new(path: &Path, text: impl AsRef<[u8]>, force: bool) -> std::io::Result<()> {
     use crate::safewrite::Existing;
     let existing = if force {
         Existing::Replace

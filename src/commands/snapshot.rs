@@ -43,7 +43,10 @@ pub(crate) fn snapshot(a: SnapshotArgs) -> Output {
                 stderr: match w {
                     crate::safewrite::Written::Stream => String::new(),
                     crate::safewrite::Written::Replaced => {
-                        format!("gpudoctor: snapshot written to {} (replaced)\n", path.display())
+                        format!(
+                            "gpudoctor: snapshot written to {} (replaced)\n",
+                            path.display()
+                        )
                     }
                     crate::safewrite::Written::Created => {
                         format!("gpudoctor: snapshot written to {}\n", path.display())

@@ -155,9 +155,12 @@ pub(crate) fn stress(a: StressArgs) -> Output {
     };
     let mut result = st::run(backend, &opts, monitor, &mut |e| sink.event(e));
     sink.finish();
-    let lost = sink
-        .failed()
-        .map(|e| format!("could not write the events to standard output: {}", crate::safewrite::describe(e)));
+    let lost = sink.failed().map(|e| {
+        format!(
+            "could not write the events to standard output: {}",
+            crate::safewrite::describe(e)
+        )
+    });
     done.store(true, Ordering::SeqCst);
     let signal = crate::interrupt::received();
     result.interrupted_by = signal.map(|s| {
