@@ -277,3 +277,190 @@ fn the_readme_starts_with_an_install_step_and_the_two_commands() {
         }
     }
 }
+
+/// The README's facts that come from the binary and the matrix live between
+/// `<!-- generated: NAME -->` and `<!-- end generated -->`; this is what each must say.
+fn generated(name: &str) -> String {
+    use gpudoctor::version::{cmp_dotted, dotted};
+    let m = gpudoctor::matrix::Matrix::embedded().unwrap();
+    let span = |vs: Vec<&str>| -> (String, String) {
+        let mut v: Vec<(Vec<u64>, &str)> = vs
+            .into_iter()
+            .filter_map(|s| dotted(s).map(|d| (d, s)))
+            .collect();
+        v.sort_by(|a, b| cmp_dotted(&a.0, &b.0));
+        (v[0].1.to_string(), v[v.len() - 1].1.to_string())
+    };
+    match name {
+        "coverage" => {
+            let cuda = span(m.toolkits.iter().map(|r| r.cuda.as_str()).collect());
+            let torch = span(m.pytorch.iter().map(|r| r.torch.as_str()).collect());
+            let wheels: usize = m.pytorch.iter().map(|r| r.variants.len()).sum();
+            let tf = span(m.tensorflow.iter().map(|r| r.tf.as_str()).collect());
+            let jax_from = span(m.jax.iter().map(|r| r.from.as_str()).collect()).0;
+            let jax_below = span(m.jax.iter().map(|r| r.below.as_str()).collect()).1;
+            format!(
+                "The embedded matrix (data version {}) covers CUDA toolkits {}–{} ({} rows), {} driver branches, {} GPU models, {} cuDNN rows, PyTorch {}–{} ({} releases, {} CUDA wheels), TensorFlow {}–{} ({} releases) and JAX {} up to (not including) {} ({} ranges); `gpudoctor matrix show` prints it all.",
+                m.data_version,
+                cuda.0,
+                cuda.1,
+                m.toolkits.len(),
+                m.branches.len(),
+                m.gpus.len(),
+                m.cudnn.len(),
+                torch.0,
+                torch.1,
+                m.pytorch.len(),
+                wheels,
+                tf.0,
+                tf.1,
+                m.tensorflow.len(),
+                jax_from,
+                jax_below,
+                m.jax.len()
+            )
+        }
+        "categories" => {
+            let all: Vec<String> = gpudoctor::report::Category::ALL
+                .iter()
+                .map(|c| format!("`{}`", c.as_str()))
+                .collect();
+            format!("Categories are a fixed vocabulary: {}.", all.join(", "))
+        }
+        other => panic!("README.md names an unknown generated block {other:?}"),
+    }
+}
+
+/// Finds the generated blocks: (name, first line of the body, line after the body).
+fn generated_blocks(lines: &[&str]) -> Vec<(String, usize, usize)> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        if let Some(rest) = lines[i].strip_prefix("<!-- generated: ") {
+            let name = rest.trim_end_matches(" -->").trim().to_string();
+            let mut j = i + 1;
+            while j < lines.len() && lines[j] != "<!-- end generated -->" {
+                j += 1;
+            }
+            assert!(j < lines.len(), "README.md: generated block {name} has no end");
+            out.push((name, i + 1, j));
+            i = j;
+        }
+        i += 1;
+    }
+    out
+}
+
+/// Issue 28: the README said PyTorch 1.13–2.14, JAX to 0.11 and CUDA 10.0–13.3 while the
+/// matrix held 1.0–2.15, 0.12.1 and 8.0–13.5, and its category list lacked two categories.
+/// Those facts are now generated blocks, compared here with the binary's own data.
+#[test]
+fn the_readme_facts_are_the_binarys_and_the_matrixs() {
+    let path = root().join("README.md");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let found = generated_blocks(&lines);
+    let names: Vec<&str> = found.iter().map(|(n, _, _)| n.as_str()).collect();
+    assert!(names.contains(&"coverage"), "{names:?}");
+    assert!(names.contains(&"categories"), "{names:?}");
+    let update = std::env::var("README_UPDATE").as_deref() == Ok("1");
+    let mut out: Vec<String> = Vec::new();
+    let mut at = 0;
+    let mut stale = Vec::new();
+    for (name, start, end) in &found {
+        out.extend(lines[at..*start].iter().map(|s| s.to_string()));
+        let want = generated(name);
+        let have = lines[*start..*end].join(" ");
+        if have.split_whitespace().collect::<Vec<_>>() != want.split_whitespace().collect::<Vec<_>>()
+        {
+            stale.push(format!("{name}:\n  README: {have}\n  binary: {want}"));
+        }
+        out.push(want);
+        at = *end;
+    }
+    out.extend(lines[at..].iter().map(|s| s.to_string()));
+    if update {
+        std::fs::write(&path, out.join("\n") + "\n").unwrap();
+        return;
+    }
+    assert!(
+        stale.is_empty(),
+        "README.md is out of date (README_UPDATE=1 cargo test --test readme rewrites it):\n{}",
+        stale.join("\n")
+    );
+}
+
+/// The synopsis's `--format` lists are clap's: issue 28 found `stress --format` without `line`.
+#[test]
+fn the_readme_synopsis_lists_every_format_each_command_takes() {
+    use clap::CommandFactory;
+    let text = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let synopsis = blocks(&text)
+        .into_iter()
+        .find(|b| b.body.first().is_some_and(|l| l.starts_with("gpudoctor check ")))
+        .expect("the Commands synopsis");
+    let cli = gpudoctor::cli::Cli::command();
+    let mut command = String::new();
+    let mut checked = 0;
+    for line in &synopsis.body {
+        if let Some(rest) = line.strip_prefix("gpudoctor ") {
+            command = rest.split_whitespace().next().unwrap().to_string();
+        }
+        let Some(at) = line.find("--format ") else {
+            continue;
+        };
+        let listed: Vec<String> = line[at + "--format ".len()..]
+            .trim_start_matches('[')
+            .split(|c: char| c.is_whitespace() || c == ']')
+            .next()
+            .unwrap()
+            .split('|')
+            .map(str::to_string)
+            .collect();
+        let sub = cli.find_subcommand(&command).unwrap();
+        let arg = sub
+            .get_arguments()
+            .find(|a| a.get_long() == Some("format"))
+            .unwrap_or_else(|| panic!("{command} has no --format"));
+        let mut values: Vec<String> = arg
+            .get_possible_values()
+            .iter()
+            .filter(|v| !v.is_hide_set())
+            .map(|v| v.get_name().to_string())
+            .collect();
+        let mut sorted = listed.clone();
+        sorted.sort();
+        values.sort();
+        assert_eq!(sorted, values, "README's `gpudoctor {command} --format` list");
+        checked += 1;
+    }
+    assert!(checked >= 3, "{checked} --format lists found");
+}
+
+/// The release files the README promises are the ones scripts/release.sh says it writes, and
+/// install.sh is where the README sends the user (issue 28: it said `sh install.sh` with no
+/// word of where install.sh or the tarball come from).
+#[test]
+fn the_readme_release_files_are_the_ones_release_sh_writes() {
+    let text = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let release = std::fs::read_to_string(root().join("scripts/release.sh")).unwrap();
+    let section = text
+        .split("## Install a release build")
+        .nth(1)
+        .unwrap()
+        .split("\n## ")
+        .next()
+        .unwrap();
+    assert!(section.contains("scripts/release.sh"), "{section}");
+    assert!(section.contains("cd dist && sh install.sh"), "{section}");
+    for f in [
+        "linux-gnu.tar.gz",
+        "install.sh",
+        "gpudoctor-matrix.yaml",
+        "SHA256SUMS",
+    ] {
+        assert!(section.contains(f), "README does not name {f}");
+        assert!(release.contains(f), "scripts/release.sh does not write {f}");
+    }
+    assert!(release.contains("OUT=dist"), "release.sh's default folder is not dist/");
+}
