@@ -1,7 +1,27 @@
 #!/usr/bin/env bash
 # The project's test command: installs the real CUDA libraries the tests probe (from PyPI,
-# into .venv-test; a no-op when already there), then runs every test.
+# into .venv-test; a no-op when already there), then runs every test, and ends with one line
+# that adds up every test binary: "tests: N passed, N failed, N skipped".
+#
+# Disk: target/ grows to about 4 GB (the test binaries are linked separately); `cargo clean`
+# frees it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/test-setup.sh
-cargo test "$@"
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+set +e
+cargo test "$@" | tee "$log"
+status=${PIPESTATUS[0]}
+set -e
+# "test result: ok. 12 passed; 0 failed; 1 ignored; 0 measured; 3 filtered out; ..."
+awk '/^test result:/ {
+       for (i = 1; i <= NF; i++) {
+         if ($(i+1) ~ /^passed;?$/) p += $i
+         if ($(i+1) ~ /^failed;?$/) f += $i
+         if ($(i+1) ~ /^ignored;?$/) s += $i
+       }
+       n++
+     }
+     END { printf "tests: %d passed, %d failed, %d skipped\n", p, f, s }' "$log"
+exit "$status"
