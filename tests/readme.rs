@@ -342,7 +342,10 @@ fn generated_blocks(lines: &[&str]) -> Vec<(String, usize, usize)> {
             while j < lines.len() && lines[j] != "<!-- end generated -->" {
                 j += 1;
             }
-            assert!(j < lines.len(), "README.md: generated block {name} has no end");
+            assert!(
+                j < lines.len(),
+                "README.md: generated block {name} has no end"
+            );
             out.push((name, i + 1, j));
             i = j;
         }
@@ -371,7 +374,8 @@ fn the_readme_facts_are_the_binarys_and_the_matrixs() {
         out.extend(lines[at..*start].iter().map(|s| s.to_string()));
         let want = generated(name);
         let have = lines[*start..*end].join(" ");
-        if have.split_whitespace().collect::<Vec<_>>() != want.split_whitespace().collect::<Vec<_>>()
+        if have.split_whitespace().collect::<Vec<_>>()
+            != want.split_whitespace().collect::<Vec<_>>()
         {
             stale.push(format!("{name}:\n  README: {have}\n  binary: {want}"));
         }
@@ -397,7 +401,11 @@ fn the_readme_synopsis_lists_every_format_each_command_takes() {
     let text = std::fs::read_to_string(root().join("README.md")).unwrap();
     let synopsis = blocks(&text)
         .into_iter()
-        .find(|b| b.body.first().is_some_and(|l| l.starts_with("gpudoctor check ")))
+        .find(|b| {
+            b.body
+                .first()
+                .is_some_and(|l| l.starts_with("gpudoctor check "))
+        })
         .expect("the Commands synopsis");
     let cli = gpudoctor::cli::Cli::command();
     let mut command = String::new();
@@ -431,7 +439,10 @@ fn the_readme_synopsis_lists_every_format_each_command_takes() {
         let mut sorted = listed.clone();
         sorted.sort();
         values.sort();
-        assert_eq!(sorted, values, "README's `gpudoctor {command} --format` list");
+        assert_eq!(
+            sorted, values,
+            "README's `gpudoctor {command} --format` list"
+        );
         checked += 1;
     }
     assert!(checked >= 3, "{checked} --format lists found");
@@ -462,5 +473,8 @@ fn the_readme_release_files_are_the_ones_release_sh_writes() {
         assert!(section.contains(f), "README does not name {f}");
         assert!(release.contains(f), "scripts/release.sh does not write {f}");
     }
-    assert!(release.contains("OUT=dist"), "release.sh's default folder is not dist/");
+    assert!(
+        release.contains("OUT=dist"),
+        "release.sh's default folder is not dist/"
+    );
 }

@@ -300,6 +300,8 @@ fn a_read_only_folder_is_an_error_as_root_and_not() {
         assert!(out.contains("man=2"), "{out}\n{err}");
         assert!(out.contains("entries=0"), "{out}\n{err}");
         assert!(err.contains("Read-only file system"), "{err}");
+        // What to do, not only the OS's word (before: "cannot write …: Read-only file system").
+        assert!(err.contains("is the folder there and writable?"), "{err}");
     } else {
         eprintln!("not root or no mount namespace: the read-only mount case did not run");
     }
@@ -311,6 +313,7 @@ fn a_read_only_folder_is_an_error_as_root_and_not() {
         let (code, err) = gd(true, &["snapshot", "-o", &out], &[]);
         assert_eq!(code, 2, "{err}");
         assert!(err.contains("Permission denied"), "{err}");
+        assert!(err.contains("is the folder there and writable?"), "{err}");
         assert!(!Path::new(&out).exists());
     }
 }
