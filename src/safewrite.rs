@@ -185,8 +185,9 @@ fn descriptor(fd: i32) -> io::Result<File> {
     )))
 }
 
+/// What a file that is neither a regular file nor a directory is, in words.
 #[cfg(unix)]
-fn special_kind(meta: &Metadata) -> &'static str {
+pub(crate) fn special_kind(meta: &Metadata) -> &'static str {
     use std::os::unix::fs::FileTypeExt;
     let t = meta.file_type();
     if t.is_fifo() {
@@ -203,7 +204,7 @@ fn special_kind(meta: &Metadata) -> &'static str {
 }
 
 #[cfg(not(unix))]
-fn special_kind(_meta: &Metadata) -> &'static str {
+pub(crate) fn special_kind(_meta: &Metadata) -> &'static str {
     "a device or special file"
 }
 

@@ -17,7 +17,7 @@ pub fn read(path: &Path, what: &str) -> Result<String, String> {
         let kind = if meta.is_dir() {
             "a directory"
         } else {
-            kind_of_special(&meta)
+            crate::safewrite::special_kind(&meta)
         };
         return Err(format!(
             "the {what} is {kind}, not a regular file: save it to a file first"
@@ -47,26 +47,6 @@ pub fn read(path: &Path, what: &str) -> Result<String, String> {
             e.utf8_error().valid_up_to()
         )
     })
-}
-
-#[cfg(unix)]
-fn kind_of_special(meta: &std::fs::Metadata) -> &'static str {
-    use std::os::unix::fs::FileTypeExt;
-    let t = meta.file_type();
-    if t.is_fifo() {
-        "a FIFO (named pipe)"
-    } else if t.is_char_device() || t.is_block_device() {
-        "a device"
-    } else if t.is_socket() {
-        "a socket"
-    } else {
-        "not a regular file"
-    }
-}
-
-#[cfg(not(unix))]
-fn kind_of_special(_meta: &std::fs::Metadata) -> &'static str {
-    "not a regular file"
 }
 
 /// Where a YAML file went wrong, from serde-saphyr's error (which starts "line L column C: …" and

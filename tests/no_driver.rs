@@ -240,7 +240,7 @@ fn user_files_that_are_not_plain_files_are_refused_at_once() {
         (
             "--snapshot",
             std::path::Path::new("/dev/zero"),
-            "is a device, not a regular file",
+            "device, not a regular file",
         ),
         (
             "--snapshot",
@@ -255,7 +255,7 @@ fn user_files_that_are_not_plain_files_are_refused_at_once() {
         (
             "--matrix",
             std::path::Path::new("/dev/zero"),
-            "is a device, not a regular file",
+            "device, not a regular file",
         ),
     ] {
         let t = std::time::Instant::now();
