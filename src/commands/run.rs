@@ -331,7 +331,7 @@ impl Dest {
     /// Where the report went, for the summary line.
     fn describe(&self) -> String {
         match self {
-            Dest::Stream(p) if p.as_os_str() == "-" => "standard output".into(),
+            Dest::Stream(p) if is_stdout_name(p) => "standard output".into(),
             Dest::File {
                 path,
                 existed: true,
@@ -361,6 +361,19 @@ fn is_stream(t: &std::fs::FileType) -> bool {
 #[cfg(not(unix))]
 fn is_stream(_t: &std::fs::FileType) -> bool {
     false
+}
+
+/// `-` and the names of descriptor 1.
+#[cfg(any(target_os = "linux", windows))]
+fn is_stdout_name(p: &Path) -> bool {
+    p.as_os_str() == "-"
+        || (cfg!(unix)
+            && [
+                Path::new("/dev/stdout"),
+                Path::new("/dev/fd/1"),
+                Path::new("/proc/self/fd/1"),
+            ]
+            .contains(&p))
 }
 
 /// What `--report PATH` is, and whether gpudoctor can write there.
@@ -421,9 +434,9 @@ fn report_dest(p: &Path) -> Dest {
 fn write_report(d: &Dest, bytes: &[u8]) -> std::io::Result<()> {
     match d {
         Dest::File { path, .. } => write_new(path, bytes, true),
-        Dest::Stream(p) if p.as_os_str() == "-" => {
-            write_stream(&mut crate::outguard::file()?, bytes)
-        }
+        // gpudoctor's descriptor 1 points at stderr (crate::outguard): its real standard output
+        // is kept aside.
+        Dest::Stream(p) if is_stdout_name(p) => write_stream(&mut crate::outguard::file()?, bytes),
         Dest::Stream(p) => write_stream(&mut open_stream(p)?, bytes),
         Dest::Refused { why, .. } => Err(std::io::Error::other(why.clone())),
     }
