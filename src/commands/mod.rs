@@ -304,11 +304,7 @@ pub(crate) fn policy_options(
 
 /// Writes through a temporary file in the same directory, so a failed write leaves nothing
 /// half-written, and never replaces an existing file unless `force`.
-pub(crate) fn write_new(
-    path: &Path,
-    text: impl AsRef<[u8]>,
-    force: bool,
-) -> std::io::Result<()> {
+pub(crate) fn write_new(path: &Path, text: impl AsRef<[u8]>, force: bool) -> std::io::Result<()> {
     use std::io::Write;
     let dir = path
         .parent()
