@@ -352,13 +352,13 @@ fn is_descriptor_name(p: &Path) -> bool {
             || p.starts_with("/proc/self/fd"))
 }
 
-#[cfg(unix)]
+#[cfg(target_os = "linux")]
 fn is_stream(t: &std::fs::FileType) -> bool {
     use std::os::unix::fs::FileTypeExt;
     t.is_char_device() || t.is_fifo() || t.is_socket()
 }
 
-#[cfg(not(unix))]
+#[cfg(windows)]
 fn is_stream(_t: &std::fs::FileType) -> bool {
     false
 }
@@ -444,7 +444,7 @@ fn write_report(d: &Dest, bytes: &[u8]) -> std::io::Result<()> {
 
 /// Opens a stream for writing without blocking: a FIFO no process reads fails at once rather
 /// than hanging gpudoctor after the command ended.
-#[cfg(unix)]
+#[cfg(target_os = "linux")]
 fn open_stream(p: &Path) -> std::io::Result<std::fs::File> {
     use std::os::unix::fs::OpenOptionsExt;
     std::fs::OpenOptions::new()
