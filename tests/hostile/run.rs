@@ -63,43 +63,58 @@ fn issue_28_a_sigkill_the_evidence_clears_is_not_blamed_on_host_memory() {
     // What the run could read must match what this machine lets a process read.
     let kmsg_readable = std::fs::File::open("/dev/kmsg").is_ok();
     assert_eq!(t["kernel_log"]["followed"], kmsg_readable, "{t:#}");
-    let oom_lines = t["events"]
+    let ooms: Vec<&serde_json::Value> = t["events"]
         .as_array()
         .unwrap()
         .iter()
-        .any(|e| e["event"].to_string().to_lowercase().contains("oom"));
+        .filter(|e| e["event"]["kind"] == "oom_kill")
+        .collect();
+    let oom_of_this_run = ooms.iter().any(|e| e["this_run"] == true);
     let kills = |end: &str| t[end]["oom_kills"].as_u64();
-    let cgroup_rose =
-        matches!((kills("cgroup_start"), kills("cgroup_end")), (Some(a), Some(b)) if b > a);
-    let cgroup_quiet =
-        matches!((kills("cgroup_start"), kills("cgroup_end")), (Some(a), Some(b)) if b == a);
+    let counts = (kills("cgroup_start"), kills("cgroup_end"));
+    let cgroup_rose = matches!(counts, (Some(a), Some(b)) if b > a);
+    let cgroup_quiet = matches!(counts, (Some(a), Some(b)) if b == a);
+    let kmsg_quiet = kmsg_readable && ooms.is_empty();
+    // The peak (a few MiB) against the limit: the cgroup's, or the host's memory when lower.
+    let peak = t["host_peak_rss_bytes"].as_u64();
+    let limit = [
+        t["cgroup_end"]["memory_max"].as_u64(),
+        t["host_memory_bytes"].as_u64(),
+    ]
+    .into_iter()
+    .flatten()
+    .min();
+    let peak_small = matches!((peak, limit), (Some(p), Some(l)) if (p as f64) < 0.25 * l as f64);
     let lead = &v["causes"][0];
     let title = lead["title"].as_str().unwrap();
     let ev = evidence(lead);
-    if cgroup_rose || oom_lines {
-        // Something on this machine met the OOM killer during the run: host memory is fair.
+    if cgroup_rose || oom_of_this_run {
+        // The OOM killer did strike this run's cgroup or process during it: host memory is fair.
         assert_eq!(lead["category"], "host_memory_exhausted", "{v:#}");
-    } else if (kmsg_readable && !oom_lines) || cgroup_quiet {
-        assert_ne!(lead["category"], "host_memory_exhausted", "{v:#}");
+    } else if kmsg_quiet || cgroup_quiet || peak_small {
         assert_eq!(lead["category"], "application_error", "{v:#}");
         assert!(
             title.starts_with("Killed by SIGKILL from outside: not the OOM killer ("),
             "{title}"
         );
-        if kmsg_readable {
+        if kmsg_quiet {
             assert!(ev.contains("has no OOM-killer line"), "{ev}");
-        } else {
+        }
+        if !kmsg_readable {
             assert!(ev.contains("not seen: the kernel log was not read"), "{ev}");
         }
         if cgroup_quiet {
             assert!(ev.contains("counted no OOM kill during the run"), "{ev}");
+        }
+        if peak_small {
+            assert!(ev.contains("the run's processes peaked at"), "{ev}");
         }
         assert!(
             v["causes"]
                 .as_array()
                 .unwrap()
                 .iter()
-                .all(|c| c["category"] != "host_memory_exhausted"),
+                .all(|c| c["category"] != "host_memory_exhausted" || c["confidence"] == "low"),
             "{v:#}"
         );
         assert!(r.stderr.contains("not the OOM killer"), "{}", r.stderr);
