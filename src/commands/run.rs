@@ -47,7 +47,7 @@ pub(crate) fn run(a: RunArgs) -> Output {
     let dest = a.report.as_deref().map(report_dest);
     if let Some(Dest::Refused { path, why }) = &dest {
         early.push(format!(
-            "--report {}: {why}; the command runs anyway, but its report will be lost",
+            "--report {}: {why}; the command runs anyway, and its report will be lost unless that changes before it ends",
             path.display()
         ));
     }
