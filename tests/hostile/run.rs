@@ -305,6 +305,15 @@ fn a_report_to_a_descriptor_is_written_as_a_stream() {
     let v: serde_json::Value = serde_json::from_str(json).unwrap();
     assert_eq!(v["exit"]["code"], 7);
     assert!(std::fs::symlink_metadata("/dev/stdout").is_ok());
+    // /dev/null, a character device: written to, not replaced; the status passes.
+    let out = sh("\"$BIN\" run --format json --report /dev/null -- sh -c 'exit 2'");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("(report: /dev/null)"), "{err}");
+    let m = std::fs::metadata("/dev/null").unwrap();
+    assert!(std::os::unix::fs::FileTypeExt::is_char_device(
+        &m.file_type()
+    ));
 }
 
 /// Issue 28: a report that cannot be written never costs the command its status: the command
@@ -316,7 +325,12 @@ fn issue_28_a_report_that_cannot_be_written_is_said_lost_and_the_status_passes()
     let fifo = d.path().join("fifo");
     let st = Command::new("mkfifo").arg(&fifo).status().unwrap();
     assert!(st.success());
-    let cases: [(PathBuf, &str); 4] = [
+    // A symbolic link to a file is not replaced (only regular files are), nor is its target.
+    let target = d.path().join("target.json");
+    std::fs::write(&target, "kept\n").unwrap();
+    let link = d.path().join("link.json");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let cases: [(PathBuf, &str); 5] = [
         (PathBuf::from("/proc/version/r.json"), "Not a directory"),
         (
             PathBuf::from("/proc/gpudoctor-r.json"),
@@ -324,6 +338,7 @@ fn issue_28_a_report_that_cannot_be_written_is_said_lost_and_the_status_passes()
         ),
         (d.path().to_path_buf(), "it is a directory"),
         (fifo.clone(), "no process is reading it"),
+        (link.clone(), "it is a symbolic link"),
     ];
     for (i, (target, why)) in cases.iter().enumerate() {
         let marker = d.path().join(format!("ran-{i}"));
@@ -355,6 +370,11 @@ fn issue_28_a_report_that_cannot_be_written_is_said_lost_and_the_status_passes()
         );
         assert!(!r.stderr.contains("gpudoctor.run/1"), "{}", r.stderr);
     }
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "kept\n");
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
     // A --save folder that cannot be made: the command runs; nothing saved, said so.
     let marker = d.path().join("ran-save");
     let r = run()
