@@ -459,16 +459,24 @@ pub fn oom_evidence(i: &Inputs) -> OomEvidence {
 
 /// The signatures of the explain catalog that read the SIGKILL itself ("Killed", "exit status
 /// 137"), not a memory shortage: where the run's evidence rules the OOM killer out, they say
-/// nothing more than the exit status.
+/// nothing more than the exit status. (`host-oom` also reads real OOM-killer lines pasted into
+/// the output; the kernel log read through the run outranks those.)
 const KILL_SYMPTOMS: &[&str] = &["host-oom", "host-killed-line"];
+
+/// Of those, the ones that only restate a SIGKILL (a shell's "Killed"): after any SIGKILL they
+/// add no evidence, so they never raise the verdict's confidence.
+const KILL_RESTATED: &[&str] = &["host-killed-line"];
+
+fn sigkilled(i: &Inputs) -> bool {
+    matches!(
+        i.ended,
+        Ended::Signaled { signal: 9, .. } | Ended::Exited(137)
+    )
+}
 
 /// True when the run ended by SIGKILL and its evidence rules out the OOM killer.
 fn killed_from_outside(i: &Inputs) -> bool {
-    let sig9 = matches!(
-        i.ended,
-        Ended::Signaled { signal: 9, .. } | Ended::Exited(137)
-    );
-    sig9 && {
+    sigkilled(i) && {
         let e = oom_evidence(i);
         e.for_oom.is_empty() && !e.against.is_empty()
     }
@@ -533,15 +541,13 @@ fn sigkill(i: &Inputs, m: &Match) -> Cause {
 fn output(i: &Inputs, v: &mut Vec<Cause>) {
     let mut n = 0;
     let outside = killed_from_outside(i);
+    let killed = sigkilled(i);
     for m in i.matches {
         if m.kind == "exit_code" {
             continue;
         }
-        if outside
-            && m.code
-                .as_str()
-                .is_some_and(|id| KILL_SYMPTOMS.contains(&id))
-        {
+        let id = m.code.as_str().unwrap_or_default();
+        if (outside && KILL_SYMPTOMS.contains(&id)) || (killed && KILL_RESTATED.contains(&id)) {
             continue;
         }
         let weight = match (n, m.confidence) {

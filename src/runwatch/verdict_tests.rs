@@ -217,6 +217,16 @@ fn sigkill_names_what_it_could_not_see() {
         ev.contains("not seen: the run's peak memory was not measured"),
         "{ev}"
     );
+    // A shell's "Killed" only restates the SIGKILL: it does not make host memory certain.
+    let m = crate::matrix::Matrix::embedded().unwrap();
+    let matches = crate::explain::explain_text("epoch 3 step 120\nKilled\nend of job\n", &m);
+    assert!(
+        matches.iter().any(|x| x.code == "host-killed-line"),
+        "{matches:#?}"
+    );
+    let c = causes(&inputs(Ended::Exited(137), &matches, &Timeline::default()));
+    assert_eq!(c[0].category, Category::HostMemoryExhausted, "{c:#?}");
+    assert_eq!(c[0].confidence, "low", "{c:#?}");
 }
 
 /// Memory at the cgroup's limit is evidence for the OOM killer, even with a quiet kernel log;
