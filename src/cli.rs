@@ -369,14 +369,15 @@ pub enum RunFormat {
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Write the report to FILE (a new file) instead of standard error.
+    /// Write the report to FILE (an existing file is replaced; `-`, /dev/fd/N, a FIFO are
+    /// written as streams). Without it, a JSON report goes to a new file named on stderr.
     #[arg(long, value_name = "FILE")]
     pub report: Option<PathBuf>,
     /// Report format.
     #[arg(long, value_enum, default_value_t = RunFormat::Human)]
     pub format: RunFormat,
     /// Save report.json, the output's tail, the timeline (JSON Lines) and the snapshot in DIR,
-    /// for a bug report (DIR is created; existing files are never replaced).
+    /// for a bug report (DIR is created; a DIR holding a run's files gets a new DIR/run-N).
     #[arg(long, value_name = "DIR")]
     pub save: Option<PathBuf>,
     /// Say nothing when the command ends well.

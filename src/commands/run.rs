@@ -9,6 +9,8 @@ use crate::app::Output;
 use crate::cli::RunArgs;
 #[cfg(any(target_os = "linux", windows))]
 use crate::report::ExitStatus;
+#[cfg(any(target_os = "linux", windows))]
+use std::path::PathBuf;
 
 /// The files `--save DIR` writes.
 #[cfg(any(target_os = "linux", windows))]
@@ -38,39 +40,40 @@ pub(crate) fn run(a: RunArgs) -> Output {
             a.interval
         ));
     }
-    if let Some(r) = &a.report {
-        if r.exists() {
-            return Output::tool_error(format!(
-                "--report {}: the file exists; gpudoctor does not overwrite it (name a new file)",
-                r.display()
-            ));
-        }
+    // Neither an existing --report file nor an existing --save folder keeps the job from
+    // starting: a report file is replaced, a folder that holds a run's files gets a new
+    // subfolder. A target that cannot be written is said now, and the job starts anyway.
+    let mut early: Vec<String> = Vec::new();
+    let dest = a.report.as_deref().map(report_dest);
+    if let Some(Dest::Refused { path, why }) = &dest {
+        early.push(format!(
+            "--report {}: {why}; the command runs anyway, and its report will be lost unless that changes before it ends",
+            path.display()
+        ));
     }
     let mut jsonl = None;
+    let mut save_dir: Result<Option<PathBuf>, String> = Ok(None);
     if let Some(dir) = &a.save {
-        if let Err(e) = std::fs::create_dir_all(dir) {
-            return Output::tool_error(format!("--save {}: cannot create it: {e}", dir.display()));
-        }
-        if let Some(f) = SAVED.iter().find(|f| dir.join(f).exists()) {
-            return Output::tool_error(format!(
-                "--save {}: {f} is already there; gpudoctor does not overwrite it (name a new directory)",
+        save_dir = save_folder(dir).and_then(|(d, note)| {
+            let f = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(d.join("timeline.jsonl"))
+                .map_err(|e| format!("cannot write timeline.jsonl in {}: {e}", d.display()))?;
+            jsonl = Some(f);
+            if let Some(n) = note {
+                early.push(n);
+            }
+            Ok(Some(d))
+        });
+        if let Err(why) = &save_dir {
+            early.push(format!(
+                "--save {}: {why}; the command runs anyway, but nothing will be saved",
                 dir.display()
             ));
         }
-        match std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(dir.join("timeline.jsonl"))
-        {
-            Ok(f) => jsonl = Some(f),
-            Err(e) => {
-                return Output::tool_error(format!(
-                    "--save {}: cannot write timeline.jsonl there: {e}",
-                    dir.display()
-                ))
-            }
-        }
     }
+    say_now(&early);
     let argv: Vec<String> = a
         .command
         .iter()
@@ -199,12 +202,23 @@ pub(crate) fn run(a: RunArgs) -> Output {
         summary: String::new(),
     };
     report.notes = notes;
-    if let Some(dir) = &a.save {
-        report.saved = Some(dir.display().to_string());
+    let saved_dir = save_dir.as_ref().ok().and_then(|d| d.clone());
+    if let Some(d) = &saved_dir {
+        report.saved = Some(d.display().to_string());
     }
     report.verdict.summary = render::summary(&report);
-    if let Some(dir) = &a.save {
-        problems.extend(save(dir, &report, &w.tail, snapshot.as_ref()));
+    let mut saved_report = None;
+    if let Some(d) = &saved_dir {
+        let (lost, wrote_report) = save(d, &report, &w.tail, snapshot.as_ref());
+        problems.extend(lost);
+        if wrote_report {
+            saved_report = Some(d.join("report.json"));
+        }
+    } else if let (Some(dir), Err(why)) = (&a.save, &save_dir) {
+        problems.push(format!(
+            "nothing was saved: --save {}: {why}",
+            dir.display()
+        ));
     }
     let text = match a.format {
         RunFormat::Human => render::human(&report),
@@ -219,23 +233,52 @@ pub(crate) fn run(a: RunArgs) -> Output {
     };
     let mut stderr = String::new();
     let quiet_ok = a.quiet && result == "ok";
-    match &a.report {
-        Some(path) => {
-            if let Err(e) = write_new(path, &text, false) {
-                problems.push(format!(
-                    "could not write the report to {}: {e}",
-                    path.display()
-                ));
-            } else if !quiet_ok {
-                stderr.push_str(&format!(
-                    "{} (report: {})\n",
-                    report.verdict.summary,
-                    crate::sanitize::clean_line(&path.display().to_string(), 300)
-                ));
+    let summary = |to: &str| {
+        format!(
+            "{} (report: {})\n",
+            report.verdict.summary,
+            crate::sanitize::clean_line(to, 300)
+        )
+    };
+    let lost = |to: &Path, why: &str| {
+        format!(
+            "the report was lost: cannot write it to {}: {why}",
+            to.display()
+        )
+    };
+    // Resolved again now: a three-day job's target may have changed since the start.
+    match (a.report.as_deref().map(report_dest), a.format) {
+        (Some(Dest::Refused { path, why }), _) => {
+            if !quiet_ok {
+                stderr.push_str(&format!("{}\n", report.verdict.summary));
             }
+            problems.push(lost(&path, &why));
         }
-        None if quiet_ok => {}
-        None => stderr.push_str(&text),
+        (Some(d), _) => match write_report(&d, text.as_bytes()) {
+            Ok(()) if quiet_ok => {}
+            Ok(()) => stderr.push_str(&summary(&d.describe())),
+            Err(e) => {
+                if !quiet_ok {
+                    stderr.push_str(&format!("{}\n", report.verdict.summary));
+                }
+                problems.push(lost(d.path(), &e.to_string()));
+            }
+        },
+        // JSON is for programs: never mixed into the command's own standard error. It goes to
+        // the --save folder's report.json, else to a new file named on standard error.
+        (None, RunFormat::Json) if quiet_ok => {}
+        (None, RunFormat::Json) => match saved_report {
+            Some(p) => stderr.push_str(&summary(&p.display().to_string())),
+            None => match write_fallback(text.as_bytes()) {
+                Ok(p) => stderr.push_str(&summary(&p.display().to_string())),
+                Err((p, e)) => {
+                    stderr.push_str(&format!("{}\n", report.verdict.summary));
+                    problems.push(lost(&p, &e.to_string()));
+                }
+            },
+        },
+        (None, _) if quiet_ok => {}
+        (None, _) => stderr.push_str(&text),
     }
     for p in problems {
         stderr.push_str(&format!(
@@ -250,41 +293,305 @@ pub(crate) fn run(a: RunArgs) -> Output {
     }
 }
 
-/// Writes the `--save` files (timeline.jsonl is written as the run goes); returns what failed.
+/// Says lines on standard error at once, before the command starts (each cleaned).
+#[cfg(any(target_os = "linux", windows))]
+fn say_now(lines: &[String]) {
+    use std::io::Write;
+    let text: String = lines
+        .iter()
+        .map(|l| format!("gpudoctor: {}\n", crate::sanitize::clean_line(l, 400)))
+        .collect();
+    if !text.is_empty() {
+        let _ = std::io::stderr().write_all(text.as_bytes());
+    }
+}
+
+/// Where `--report` goes.
+#[cfg(any(target_os = "linux", windows))]
+#[derive(Debug)]
+enum Dest {
+    /// A stream: `-` (standard output), /dev/stdout, /dev/stderr, /dev/fd/N, a FIFO, a
+    /// character device, a socket. Written to as it is, never replaced.
+    Stream(PathBuf),
+    /// A regular file: a new one, or one that is replaced (renamed over).
+    File { path: PathBuf, existed: bool },
+    /// Something gpudoctor does not write to (a directory, a block device, a symbolic link to
+    /// a file, a missing or read-only folder), and why.
+    Refused { path: PathBuf, why: String },
+}
+
+#[cfg(any(target_os = "linux", windows))]
+impl Dest {
+    fn path(&self) -> &Path {
+        match self {
+            Dest::Stream(p) | Dest::File { path: p, .. } | Dest::Refused { path: p, .. } => p,
+        }
+    }
+
+    /// Where the report went, for the summary line.
+    fn describe(&self) -> String {
+        match self {
+            Dest::Stream(p) if is_stdout_name(p) => "standard output".into(),
+            Dest::File {
+                path,
+                existed: true,
+            } => format!("{}, replacing the file that was there", path.display()),
+            d => d.path().display().to_string(),
+        }
+    }
+}
+
+/// Names that stand for an open descriptor: written to as streams whatever they point to (a
+/// pipe, a terminal, or a file the shell opened).
+#[cfg(any(target_os = "linux", windows))]
+fn is_descriptor_name(p: &Path) -> bool {
+    cfg!(unix)
+        && (p == Path::new("/dev/stdout")
+            || p == Path::new("/dev/stderr")
+            || p.starts_with("/dev/fd")
+            || p.starts_with("/proc/self/fd"))
+}
+
+#[cfg(target_os = "linux")]
+fn is_stream(t: &std::fs::FileType) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    t.is_char_device() || t.is_fifo() || t.is_socket()
+}
+
+#[cfg(windows)]
+fn is_stream(_t: &std::fs::FileType) -> bool {
+    false
+}
+
+/// `-` and the names of descriptor 1.
+#[cfg(any(target_os = "linux", windows))]
+fn is_stdout_name(p: &Path) -> bool {
+    p.as_os_str() == "-"
+        || (cfg!(unix)
+            && [
+                Path::new("/dev/stdout"),
+                Path::new("/dev/fd/1"),
+                Path::new("/proc/self/fd/1"),
+            ]
+            .contains(&p))
+}
+
+/// What `--report PATH` is, and whether gpudoctor can write there.
+#[cfg(any(target_os = "linux", windows))]
+fn report_dest(p: &Path) -> Dest {
+    let path = p.to_path_buf();
+    let refused = |why: String| Dest::Refused {
+        path: p.to_path_buf(),
+        why,
+    };
+    if p.as_os_str() == "-" || is_descriptor_name(p) {
+        return Dest::Stream(path);
+    }
+    let existed = match std::fs::symlink_metadata(p) {
+        Ok(m) if m.file_type().is_file() => true,
+        Ok(m) if m.file_type().is_dir() => return refused("it is a directory".into()),
+        Ok(m) if m.file_type().is_symlink() => {
+            return match std::fs::metadata(p) {
+                Ok(t) if is_stream(&t.file_type()) => Dest::Stream(path),
+                Ok(_) => refused(
+                    "it is a symbolic link, and gpudoctor replaces only regular files (name the file it points to)"
+                        .into(),
+                ),
+                Err(e) => refused(format!("it is a symbolic link to nothing usable ({e})")),
+            };
+        }
+        Ok(m) if is_stream(&m.file_type()) => return Dest::Stream(path),
+        Ok(_) => {
+            return refused(
+                "it is not a regular file (a block device or another special file)".into(),
+            )
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+        Err(e) => return refused(e.to_string()),
+    };
+    // The report is written beside its target and renamed into place: the folder must take a
+    // new file.
+    let dir = p
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let probe = dir.join(format!(".gpudoctor-probe-{}", std::process::id()));
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+    {
+        Ok(_) => {
+            let _ = std::fs::remove_file(&probe);
+            Dest::File { path, existed }
+        }
+        Err(e) => refused(format!("cannot write in {}: {e}", dir.display())),
+    }
+}
+
+/// Writes the report to its destination.
+#[cfg(any(target_os = "linux", windows))]
+fn write_report(d: &Dest, bytes: &[u8]) -> std::io::Result<()> {
+    match d {
+        Dest::File { path, .. } => write_new(path, bytes, true),
+        // gpudoctor's descriptor 1 points at stderr (crate::outguard): its real standard output
+        // is kept aside.
+        Dest::Stream(p) if is_stdout_name(p) => write_stream(&mut crate::outguard::file()?, bytes),
+        Dest::Stream(p) => write_stream(&mut open_stream(p)?, bytes),
+        Dest::Refused { why, .. } => Err(std::io::Error::other(why.clone())),
+    }
+}
+
+/// Opens a stream for writing without blocking: a FIFO no process reads fails at once rather
+/// than hanging gpudoctor after the command ended.
+#[cfg(target_os = "linux")]
+fn open_stream(p: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .append(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(p)
+        .map_err(|e| {
+            if e.raw_os_error() == Some(libc::ENXIO) {
+                std::io::Error::new(e.kind(), "no process is reading it")
+            } else {
+                e
+            }
+        })
+}
+
+#[cfg(windows)]
+fn open_stream(p: &Path) -> std::io::Result<std::fs::File> {
+    std::fs::OpenOptions::new().append(true).open(p)
+}
+
+/// Writes all of `bytes` to a stream that may be non-blocking; gives up when nothing is read
+/// for 10 s.
+#[cfg(any(target_os = "linux", windows))]
+fn write_stream(to: &mut impl std::io::Write, mut bytes: &[u8]) -> std::io::Result<()> {
+    let mut idle = std::time::Instant::now();
+    while !bytes.is_empty() {
+        match to.write(bytes) {
+            Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+            Ok(n) => {
+                bytes = bytes.get(n..).unwrap_or(&[]);
+                idle = std::time::Instant::now();
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                if idle.elapsed() > std::time::Duration::from_secs(10) {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::TimedOut,
+                        "nothing read it for 10 s",
+                    ));
+                }
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    to.flush()
+}
+
+/// The JSON report's own file when no --report or --save names one: a new
+/// gpudoctor-run-PID.json in the current folder, else in the temporary folder. Returns where it
+/// went, or the last place tried and why it failed.
+#[cfg(any(target_os = "linux", windows))]
+fn write_fallback(bytes: &[u8]) -> Result<PathBuf, (PathBuf, std::io::Error)> {
+    let pid = std::process::id();
+    let mut last = (
+        PathBuf::from(format!("gpudoctor-run-{pid}.json")),
+        std::io::Error::other("no folder to write it in"),
+    );
+    let dirs = [std::env::current_dir().ok(), Some(std::env::temp_dir())];
+    for dir in dirs.into_iter().flatten() {
+        for n in 0..100 {
+            let name = match n {
+                0 => format!("gpudoctor-run-{pid}.json"),
+                n => format!("gpudoctor-run-{pid}.{n}.json"),
+            };
+            let p = dir.join(name);
+            match write_new(&p, bytes, false) {
+                Ok(()) => return Ok(p),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = (p, e),
+                Err(e) => {
+                    last = (p, e);
+                    break;
+                }
+            }
+        }
+    }
+    Err(last)
+}
+
+/// The folder `--save DIR` writes in: DIR (created if missing) unless it holds an earlier
+/// run's files, then a new DIR/run-N; with a line that says so. Never replaces a file.
+#[cfg(any(target_os = "linux", windows))]
+fn save_folder(dir: &Path) -> Result<(PathBuf, Option<String>), String> {
+    if dir.exists() && !dir.is_dir() {
+        return Err("it exists and is not a folder".into());
+    }
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create it: {e}"))?;
+    if !SAVED
+        .iter()
+        .any(|f| std::fs::symlink_metadata(dir.join(f)).is_ok())
+    {
+        return Ok((dir.to_path_buf(), None));
+    }
+    for n in 2..1000 {
+        let sub = dir.join(format!("run-{n}"));
+        match std::fs::create_dir(&sub) {
+            Ok(()) => {
+                let note = format!(
+                    "--save {}: it holds an earlier run's files; this run's go to {}",
+                    dir.display(),
+                    sub.display()
+                );
+                return Ok((sub, Some(note)));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(format!("cannot create {}: {e}", sub.display())),
+        }
+    }
+    Err("it holds earlier runs' files, and run-2 to run-999 are all taken".into())
+}
+
+/// Writes the `--save` files (timeline.jsonl is written as the run goes); returns what failed,
+/// and whether report.json was written.
 #[cfg(any(target_os = "linux", windows))]
 fn save(
     dir: &Path,
     report: &crate::runwatch::render::RunReport,
     tail: &[u8],
     snapshot: Option<&crate::snapshot::Snapshot>,
-) -> Vec<String> {
-    use std::io::Write;
+) -> (Vec<String>, bool) {
     let mut problems = Vec::new();
     let mut put = |name: &str, r: std::io::Result<()>| {
+        let ok = r.is_ok();
         if let Err(e) = r {
-            problems.push(format!("could not save {}: {e}", dir.join(name).display()));
+            problems.push(format!(
+                "a saved file was lost: cannot write {}: {e}",
+                dir.join(name).display()
+            ));
         }
+        ok
     };
     let json = serde_json::to_string_pretty(report).map_err(std::io::Error::other);
-    put(
+    let wrote = put(
         "report.json",
-        json.and_then(|j| write_new(&dir.join("report.json"), &(j + "\n"), false)),
+        json.and_then(|j| write_new(&dir.join("report.json"), j + "\n", false)),
     );
     // The tail as the command wrote it: bytes, not text.
     put(
         "output.tail",
-        std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(dir.join("output.tail"))
-            .and_then(|mut f| f.write_all(tail)),
+        write_new(&dir.join("output.tail"), tail, false),
     );
     if let Some(s) = snapshot {
         let json = serde_json::to_string_pretty(s).map_err(std::io::Error::other);
         put(
             "snapshot.json",
-            json.and_then(|j| write_new(&dir.join("snapshot.json"), &(j + "\n"), false)),
+            json.and_then(|j| write_new(&dir.join("snapshot.json"), j + "\n", false)),
         );
     }
-    problems
+    (problems, wrote)
 }

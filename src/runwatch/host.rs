@@ -142,6 +142,27 @@ pub fn name(proc_root: &Path, pid: u32) -> Option<String> {
         .map(|s| crate::sanitize::clean_line(s.trim(), 64))
 }
 
+/// The host's memory, bytes (MemTotal in /proc/meminfo); None where it cannot be read (and on
+/// Windows, where the OOM killer does not exist).
+pub fn memory_total(proc_root: &Path) -> Option<u64> {
+    if cfg!(windows) {
+        return None;
+    }
+    let text = std::fs::read_to_string(proc_root.join("meminfo")).ok()?;
+    meminfo_total(&text)
+}
+
+/// MemTotal of a /proc/meminfo text ("MemTotal:       24684084 kB"), bytes.
+pub fn meminfo_total(text: &str) -> Option<u64> {
+    let rest = text.lines().find_map(|l| l.strip_prefix("MemTotal:"))?;
+    let mut f = rest.split_whitespace();
+    let n: u64 = f.next()?.parse().ok()?;
+    match f.next() {
+        Some("kB") | None => n.checked_mul(1024),
+        Some(_) => None,
+    }
+}
+
 /// The memory cgroup of a process.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Cgroup {

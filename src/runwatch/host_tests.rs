@@ -108,3 +108,18 @@ fn descendants_follow_parents_without_looping() {
     assert_eq!(t, vec![10, 11, 12]);
     assert_eq!(descendants(99, &pairs), vec![99]);
 }
+
+/// MemTotal from /proc/meminfo (the first lines of this machine's, recorded), and from the real
+/// file where there is one: the host's limit when no cgroup sets a lower one.
+#[test]
+fn the_host_memory_total() {
+    let text =
+        "MemTotal:       24684084 kB\nMemFree:         1650812 kB\nMemAvailable:   19232412 kB\n";
+    assert_eq!(meminfo_total(text), Some(24_684_084 * 1024));
+    assert_eq!(meminfo_total("MemFree: 1 kB\n"), None);
+    assert_eq!(meminfo_total("MemTotal: many kB\n"), None);
+    if cfg!(target_os = "linux") {
+        let n = memory_total(Path::new("/proc")).unwrap();
+        assert!(n > 64 << 20, "{n}");
+    }
+}

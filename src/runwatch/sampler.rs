@@ -148,6 +148,13 @@ pub struct Timeline {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cgroup_end: Option<Cgroup>,
     pub events: Vec<Event>,
+    /// Whether the kernel log was followed through the run (so that an OOM-killer line would
+    /// have been seen); None when the sampler never started.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernel_log: Option<KernelLogWatch>,
+    /// The host's memory (MemTotal), bytes: the limit where no cgroup sets a lower one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_memory_bytes: Option<u64>,
     /// CPU time the sampler's own thread used, seconds (its cost; NVML's own thread not counted).
     pub sampler_cpu_s: f64,
     /// What could not be watched, and why (said once, never fatal).
@@ -157,6 +164,18 @@ pub struct Timeline {
     pub tree: BTreeSet<u32>,
     #[serde(skip)]
     recent: VecDeque<Point>,
+}
+
+/// The kernel log during a run: where it was read from, and whether it could be.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct KernelLogWatch {
+    /// /dev/kmsg (or the file a test names).
+    pub path: String,
+    /// True when it was followed from the start of the run to its end.
+    pub followed: bool,
+    /// Why it could not be read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 /// How to sample.
@@ -240,10 +259,29 @@ pub fn run(opts: SamplerOptions, stop: Receiver<()>, shared: Arc<Mutex<Timeline>
     if let Ok(mut t) = shared.lock() {
         t.interval_s = s.opts.interval.as_secs_f64();
         t.cgroup_start = host::cgroup(&s.opts.proc_root, "self", &s.opts.sys_cgroup);
+        t.host_memory_bytes = host::memory_total(&s.opts.proc_root);
     }
-    match KernelFollower::open(&s.opts.kmsg) {
-        Ok(k) => s.kmsg = Some(k),
-        Err(e) => note(&shared, format!("the kernel log could not be followed ({e}): Xid and OOM-killer lines were not seen")),
+    let path = s.opts.kmsg.display().to_string();
+    let watch = match KernelFollower::open(&s.opts.kmsg) {
+        Ok(k) => {
+            s.kmsg = Some(k);
+            KernelLogWatch {
+                path,
+                followed: true,
+                error: None,
+            }
+        }
+        Err(e) => {
+            note(&shared, format!("the kernel log could not be followed ({e}): Xid and OOM-killer lines were not seen"));
+            KernelLogWatch {
+                path,
+                followed: false,
+                error: Some(crate::sanitize::clean_line(&e, 300)),
+            }
+        }
+    };
+    if let Ok(mut t) = shared.lock() {
+        t.kernel_log = Some(watch);
     }
     let mut first = true;
     loop {
@@ -454,7 +492,7 @@ impl State {
         if let Ok(mut t) = shared.lock() {
             for mut e in new {
                 if let LogEvent::OomKill { pid: Some(p), .. } = &e.event {
-                    e.this_run = Some(t.tree.contains(p));
+                    e.this_run = Some(*p == self.opts.pid || t.tree.contains(p));
                 }
                 if t.events.len() < 1000 {
                     t.events.push(e);

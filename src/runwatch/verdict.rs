@@ -276,7 +276,6 @@ fn exit_status(i: &Inputs, v: &mut Vec<Cause>) {
         return;
     };
     let weight = match sig {
-        Some(9) => 60,
         Some(2) | Some(15) => 70,
         Some(_) => 50,
         // A Windows crash code names how the process died, as a signal does.
@@ -284,23 +283,12 @@ fn exit_status(i: &Inputs, v: &mut Vec<Cause>) {
         // A plain exit status says only that the program failed: the output says why.
         None => 10,
     };
+    if sig == Some(9) {
+        v.push(sigkill(i, &m));
+        return;
+    }
     let mut c = cause(m.category, m.name.clone(), weight);
     c.evidence.push(m.meaning.clone());
-    if sig == Some(9)
-        && !i
-            .timeline
-            .events
-            .iter()
-            .any(|e| matches!(e.event, LogEvent::OomKill { .. }))
-        && !cgroup_killed(i.timeline)
-    {
-        c.evidence.push(
-            "no OOM kill was seen in the kernel log or the memory cgroup during the run: SIGKILL came from elsewhere (a scheduler's limit, a person, a supervisor) unless the kernel log was not readable".into(),
-        );
-    }
-    if sig == Some(9) {
-        c.title = "Killed by SIGKILL (exit 137): most often out of host memory".into();
-    }
     c.fix = m.fix.clone();
     v.push(c);
 }
@@ -327,15 +315,239 @@ fn is_ntstatus(n: i64) -> bool {
     crate::explain::codes::crash_ntstatus(n).is_some()
 }
 
-fn cgroup_killed(t: &Timeline) -> bool {
-    matches!((&t.cgroup_start, &t.cgroup_end), (Some(a), Some(b)) if b.oom_kills > a.oom_kills)
+/// What the run shows for and against the OOM killer having sent a SIGKILL, and what it could
+/// not see. The OOM killer logs every kill in the kernel log ("Out of memory: Killed process
+/// PID" or "Memory cgroup out of memory: Killed process PID", mm/oom_kill.c) and counts it in
+/// the cgroup's memory.events `oom_kill` (v2) or memory.oom_control `oom_kill` (v1), and it
+/// picks the process with the largest memory footprint (mm/oom_kill.c, oom_badness).
+#[derive(Debug, Default, PartialEq)]
+pub struct OomEvidence {
+    pub for_oom: Vec<String>,
+    /// Evidence against, strongest first: the kernel log, the cgroup's count, the peak.
+    pub against: Vec<String>,
+    /// `against` in a few words each, for a title.
+    pub against_short: Vec<String>,
+    /// How strongly `against` rules the OOM killer out (for the cause's weight).
+    pub against_weight: u32,
+    pub unseen: Vec<String>,
+}
+
+/// A peak at or above this share of the limit counts as "memory at the limit".
+const NEAR_LIMIT: f64 = 0.9;
+/// A peak below this share of the limit counts as "far below the limit".
+const FAR_BELOW: f64 = 0.25;
+
+pub fn oom_evidence(i: &Inputs) -> OomEvidence {
+    let t = i.timeline;
+    let mut e = OomEvidence::default();
+    // The kernel log.
+    let ours = t
+        .events
+        .iter()
+        .any(|x| matches!(x.event, LogEvent::OomKill { .. }) && x.this_run == Some(true));
+    let others = t
+        .events
+        .iter()
+        .filter(|x| matches!(x.event, LogEvent::OomKill { .. }) && x.this_run != Some(true))
+        .count();
+    match &t.kernel_log {
+        _ if ours => e
+            .for_oom
+            .push("the kernel log names this run's process as killed by the OOM killer".into()),
+        Some(k) if k.followed && others == 0 => {
+            e.against.push(format!(
+                "the kernel log ({}) was read through the run and has no OOM-killer line",
+                k.path
+            ));
+            e.against_short
+                .push("no OOM-killer line in the kernel log".into());
+            e.against_weight += 25;
+        }
+        // Another process's kill: the kernel log neither names this run nor rules it out
+        // (a process of the run that lived between two samples is not known by its pid).
+        Some(k) if k.followed => {}
+        Some(k) => e.unseen.push(format!(
+            "the kernel log was not read ({})",
+            k.error.as_deref().unwrap_or(&k.path)
+        )),
+        None => e.unseen.push("the kernel log was not read".into()),
+    }
+    // The memory cgroup's count of OOM kills.
+    match (&t.cgroup_start, &t.cgroup_end) {
+        (Some(a), Some(b)) => match (a.oom_kills, b.oom_kills) {
+            (Some(x), Some(y)) if y > x => e.for_oom.push(format!(
+                "the memory cgroup {} counted {} OOM kill(s) during the run",
+                b.path,
+                y - x
+            )),
+            (Some(_), Some(_)) => {
+                e.against.push(format!(
+                    "the memory cgroup {} counted no OOM kill during the run",
+                    b.path
+                ));
+                e.against_short
+                    .push("no OOM kill counted by the memory cgroup".into());
+                e.against_weight += 20;
+            }
+            _ => e.unseen.push(format!(
+                "the OOM-kill count of the memory cgroup {} could not be read",
+                b.path
+            )),
+        },
+        _ => e
+            .unseen
+            .push("no memory cgroup was found to read its OOM-kill count".into()),
+    }
+    // The peak against the limit: the cgroup's, else the host's.
+    let peak = [t.host_peak_rss_bytes, i.maxrss]
+        .into_iter()
+        .flatten()
+        .max();
+    let limit = match (
+        t.cgroup_end.as_ref().and_then(|c| c.memory_max),
+        t.host_memory_bytes,
+    ) {
+        (Some(c), Some(h)) if h < c => Some((h, "the host's memory")),
+        (Some(c), _) => Some((c, "the memory cgroup's limit")),
+        (None, Some(h)) => Some((h, "the host's memory")),
+        (None, None) => None,
+    };
+    match (peak, limit) {
+        (Some(p), Some((l, what))) if l > 0 => {
+            let share = p as f64 / l as f64;
+            let pct = match share * 100.0 {
+                x if x < 1.0 => "under 1 %".to_string(),
+                x => format!("{x:.0} %"),
+            };
+            let line = format!(
+                "the run's processes peaked at {} resident, {pct} of {what} ({})",
+                size(p),
+                size(l)
+            );
+            if share >= NEAR_LIMIT {
+                e.for_oom.push(line);
+            } else if share < FAR_BELOW {
+                e.against.push(line);
+                e.against_short
+                    .push(format!("peak {} of {}", size(p), size(l)));
+                e.against_weight += 10;
+            }
+        }
+        (None, _) => e
+            .unseen
+            .push("the run's peak memory was not measured".into()),
+        _ => e
+            .unseen
+            .push("neither a memory cgroup limit nor the host's memory could be read".into()),
+    }
+    // The cgroup reaching its limit during the run (its peak counter is the cgroup's lifetime's).
+    if let (Some(a), Some(b)) = (&t.cgroup_start, &t.cgroup_end) {
+        if let (Some(max), Some(p0), Some(p1)) = (b.memory_max, a.memory_peak, b.memory_peak) {
+            let near = |p: u64| p as f64 >= NEAR_LIMIT * max as f64;
+            if near(p1) && !near(p0) {
+                e.for_oom.push(format!(
+                    "the memory cgroup {} reached {} of its {} limit during the run",
+                    b.path,
+                    size(p1),
+                    size(max)
+                ));
+            }
+        }
+    }
+    e
+}
+
+/// The signatures of the explain catalog that read the SIGKILL itself ("Killed", "exit status
+/// 137"), not a memory shortage: where the run's evidence rules the OOM killer out, they say
+/// nothing more than the exit status. (`host-oom` also reads real OOM-killer lines pasted into
+/// the output; the kernel log read through the run outranks those.)
+const KILL_SYMPTOMS: &[&str] = &["host-oom", "host-killed-line"];
+
+/// Of those, the ones that only restate a SIGKILL (a shell's "Killed"): after any SIGKILL they
+/// add no evidence, so they never raise the verdict's confidence.
+const KILL_RESTATED: &[&str] = &["host-killed-line"];
+
+fn sigkilled(i: &Inputs) -> bool {
+    matches!(
+        i.ended,
+        Ended::Signaled { signal: 9, .. } | Ended::Exited(137)
+    )
+}
+
+/// True when the run ended by SIGKILL and its evidence rules out the OOM killer.
+fn killed_from_outside(i: &Inputs) -> bool {
+    sigkilled(i) && {
+        let e = oom_evidence(i);
+        e.for_oom.is_empty() && !e.against.is_empty()
+    }
+}
+
+/// A SIGKILL, judged from what the run saw: the OOM killer where there is evidence for it; "from
+/// outside" where the evidence rules it out; the usual cause, with low confidence, where nothing
+/// could be seen.
+fn sigkill(i: &Inputs, m: &Match) -> Cause {
+    let e = oom_evidence(i);
+    let unseen = |c: &mut Cause| {
+        for u in &e.unseen {
+            c.evidence.push(format!("not seen: {u}"));
+        }
+    };
+    if !e.for_oom.is_empty() {
+        let mut c = cause(
+            Category::HostMemoryExhausted,
+            "Killed by SIGKILL (exit 137): out of host memory (the OOM killer)",
+            70,
+        );
+        c.evidence.extend(e.for_oom.iter().cloned());
+        c.evidence
+            .extend(e.against.iter().map(|a| format!("but: {a}")));
+        unseen(&mut c);
+        c.fix = host_fix(i.timeline);
+        return c;
+    }
+    if !e.against.is_empty() {
+        let mut c = cause(
+            Category::ApplicationError,
+            format!(
+                "Killed by SIGKILL from outside: not the OOM killer ({})",
+                e.against_short.join(", ")
+            ),
+            30 + e.against_weight,
+        );
+        c.evidence.extend(e.against.iter().cloned());
+        unseen(&mut c);
+        c.evidence.push("SIGKILL cannot be caught: something sent it, such as a scheduler enforcing a time or resource limit (Slurm, Kubernetes), a supervisor or watchdog, or a person or script running kill -9".into());
+        c.fix = Fix {
+            text: "Find what sent SIGKILL: the job scheduler's record of the job, a supervisor's or watchdog's log, or who ran kill -9 on the machine.".into(),
+            commands: vec![
+                "sacct -j <job id> -o JobID,State,ExitCode,Elapsed,Timelimit,MaxRSS".into(),
+                "sudo journalctl --since '-1h' | grep -iE 'kill|timeout|oom'".into(),
+            ],
+        };
+        return c;
+    }
+    let mut c = cause(
+        m.category,
+        "Killed by SIGKILL (exit 137): most often the OOM killer (host memory), but gpudoctor could not tell",
+        40,
+    );
+    c.evidence.push(m.meaning.clone());
+    unseen(&mut c);
+    c.fix = m.fix.clone();
+    c
 }
 
 /// What the output's tail shows, as `explain` ranks it.
 fn output(i: &Inputs, v: &mut Vec<Cause>) {
     let mut n = 0;
+    let outside = killed_from_outside(i);
+    let killed = sigkilled(i);
     for m in i.matches {
         if m.kind == "exit_code" {
+            continue;
+        }
+        let id = m.code.as_str().unwrap_or_default();
+        if (outside && KILL_SYMPTOMS.contains(&id)) || (killed && KILL_RESTATED.contains(&id)) {
             continue;
         }
         let weight = match (n, m.confidence) {

@@ -1,6 +1,6 @@
 use super::*;
 use crate::runwatch::host::Cgroup;
-use crate::runwatch::sampler::{fold, GpuHolder, GpuPoint, Point};
+use crate::runwatch::sampler::{fold, GpuHolder, GpuPoint, KernelLogWatch, Point};
 
 fn point(t_s: f64, mine: u64, theirs: u64) -> Point {
     let gib = 1u64 << 30;
@@ -102,11 +102,185 @@ fn sigkill_with_a_cgroup_oom_kill_is_host_memory() {
     assert_eq!(c[0].confidence, "high");
     let ev = c[0].evidence.join("\n");
     assert!(ev.contains("counted 1 OOM kill(s) during the run"), "{ev}");
-    assert!(!ev.contains("no OOM kill was seen"), "{ev}");
-    // Without the count, SIGKILL alone is only likely, and says what was not seen.
-    let c = causes(&inputs(ended, &[], &Timeline::default()));
+    assert!(!ev.contains("not the OOM killer"), "{ev}");
+}
+
+const SIGKILL: Ended = Ended::Signaled {
+    signal: 9,
+    core_dumped: false,
+};
+
+fn v1(kills: u64, max: Option<u64>, peak: u64) -> Cgroup {
+    Cgroup {
+        path: "/sys/fs/cgroup/memory/job".into(),
+        version: "v1",
+        memory_max: max,
+        oom_kills: Some(kills),
+        memory_current: None,
+        memory_peak: Some(peak),
+    }
+}
+
+fn followed(ok: bool) -> Option<KernelLogWatch> {
+    Some(KernelLogWatch {
+        path: "/dev/kmsg".into(),
+        followed: ok,
+        error: (!ok).then(|| "/dev/kmsg: Operation not permitted (os error 1)".into()),
+    })
+}
+
+/// Issue 28: `kill -9` of a process that peaked at 3 MiB, with the kernel log read (no OOM
+/// line) and the cgroup read (no OOM kill): not host memory, and the verdict says why.
+#[test]
+fn sigkill_that_the_evidence_clears_of_the_oom_killer_is_from_outside() {
+    let mut t = Timeline::default();
+    t.kernel_log = followed(true);
+    t.cgroup_start = Some(v1(0, None, 1 << 30));
+    t.cgroup_end = Some(v1(0, None, 1 << 30));
+    t.host_memory_bytes = Some(24 << 30);
+    t.host_peak_rss_bytes = Some(3 << 20);
+    let c = causes(&inputs(SIGKILL, &[], &t));
+    assert_eq!(c[0].category, Category::ApplicationError, "{c:#?}");
+    assert!(
+        c.iter()
+            .all(|x| x.category != Category::HostMemoryExhausted),
+        "{c:#?}"
+    );
+    assert_eq!(c[0].confidence, "high");
+    assert!(
+        c[0].title.starts_with(
+            "Killed by SIGKILL from outside: not the OOM killer (no OOM-killer line in the kernel log, no OOM kill counted by the memory cgroup, peak 3 MiB of 24.0 GiB)"
+        ),
+        "{}",
+        c[0].title
+    );
+    let ev = c[0].evidence.join("\n");
+    assert!(
+        ev.contains(
+            "the kernel log (/dev/kmsg) was read through the run and has no OOM-killer line"
+        ),
+        "{ev}"
+    );
+    assert!(
+        ev.contains("/sys/fs/cgroup/memory/job counted no OOM kill during the run"),
+        "{ev}"
+    );
+    assert!(
+        ev.contains("peaked at 3 MiB resident, under 1 % of the host's memory (24.0 GiB)"),
+        "{ev}"
+    );
+    assert!(!ev.contains("not seen"), "{ev}");
+    // The shell's "Killed" in the output reads the SIGKILL itself: it does not bring host
+    // memory back.
+    let m = crate::matrix::Matrix::embedded().unwrap();
+    let matches = crate::explain::explain_text(
+        "step 10 loss 0.25\nsh: line 1:  4242 Killed  python3 train.py\nKilled\n",
+        &m,
+    );
+    assert!(
+        matches
+            .iter()
+            .any(|x| x.category == Category::HostMemoryExhausted),
+        "{matches:#?}"
+    );
+    let c = causes(&inputs(Ended::Exited(137), &matches, &t));
+    assert_eq!(c[0].category, Category::ApplicationError, "{c:#?}");
+    assert!(
+        c.iter()
+            .all(|x| x.category != Category::HostMemoryExhausted),
+        "{c:#?}"
+    );
+}
+
+/// Where only part could be read, the verdict leans on what was read, with less confidence,
+/// and names what it could not see.
+#[test]
+fn sigkill_names_what_it_could_not_see() {
+    let mut t = Timeline::default();
+    t.kernel_log = followed(false);
+    t.host_memory_bytes = Some(24 << 30);
+    t.host_peak_rss_bytes = Some(3 << 20);
+    let c = causes(&inputs(SIGKILL, &[], &t));
+    assert_eq!(c[0].category, Category::ApplicationError, "{c:#?}");
+    assert_eq!(c[0].confidence, "low");
+    let ev = c[0].evidence.join("\n");
+    assert!(ev.contains("not seen: the kernel log was not read (/dev/kmsg: Operation not permitted (os error 1))"), "{ev}");
+    assert!(ev.contains("not seen: no memory cgroup was found"), "{ev}");
+    // Nothing seen at all: the usual cause, with low confidence and what was not seen.
+    let c = causes(&inputs(SIGKILL, &[], &Timeline::default()));
+    assert_eq!(c[0].category, Category::HostMemoryExhausted);
+    assert_eq!(c[0].confidence, "low");
+    assert!(c[0].title.contains("could not tell"), "{}", c[0].title);
+    let ev = c[0].evidence.join("\n");
+    assert!(ev.contains("not seen: the kernel log was not read"), "{ev}");
+    assert!(
+        ev.contains("not seen: the run's peak memory was not measured"),
+        "{ev}"
+    );
+    // A shell's "Killed" only restates the SIGKILL: it does not make host memory certain.
+    let m = crate::matrix::Matrix::embedded().unwrap();
+    let matches = crate::explain::explain_text("epoch 3 step 120\nKilled\nend of job\n", &m);
+    assert!(
+        matches.iter().any(|x| x.code == "host-killed-line"),
+        "{matches:#?}"
+    );
+    let c = causes(&inputs(Ended::Exited(137), &matches, &Timeline::default()));
+    assert_eq!(c[0].category, Category::HostMemoryExhausted, "{c:#?}");
+    assert_eq!(c[0].confidence, "low", "{c:#?}");
+}
+
+/// Memory at the cgroup's limit is evidence for the OOM killer, even with a quiet kernel log;
+/// the verdict keeps the contrary evidence in view.
+#[test]
+fn sigkill_at_the_memory_limit_is_host_memory() {
+    let mut t = Timeline::default();
+    t.kernel_log = followed(true);
+    t.cgroup_start = Some(v1(0, Some(1 << 30), 100 << 20));
+    t.cgroup_end = Some(v1(0, Some(1 << 30), 1000 << 20));
+    t.host_memory_bytes = Some(24 << 30);
+    t.host_peak_rss_bytes = Some(990 << 20);
+    let c = causes(&inputs(SIGKILL, &[], &t));
+    assert_eq!(c[0].category, Category::HostMemoryExhausted, "{c:#?}");
     assert_eq!(c[0].confidence, "medium");
-    assert!(c[0].evidence.join("\n").contains("no OOM kill was seen"));
+    let ev = c[0].evidence.join("\n");
+    assert!(
+        ev.contains("peaked at 990 MiB resident, 97 % of the memory cgroup's limit (1.0 GiB)"),
+        "{ev}"
+    );
+    assert!(
+        ev.contains("reached 1000 MiB of its 1.0 GiB limit during the run"),
+        "{ev}"
+    );
+    assert!(
+        ev.contains("but: the kernel log (/dev/kmsg) was read"),
+        "{ev}"
+    );
+}
+
+/// A Python MemoryError ending a traceback (as in Tobias-Fischer/rt_gene#29) is host memory,
+/// not a "general error".
+#[test]
+fn a_python_memory_error_is_host_memory() {
+    let m = crate::matrix::Matrix::embedded().unwrap();
+    let matches = crate::explain::explain_text(
+        "Traceback (most recent call last):\n  File \"train.py\", line 31, in <module>\n    images_A = images_A/255.0\nMemoryError\n",
+        &m,
+    );
+    let c = causes(&inputs(Ended::Exited(1), &matches, &Timeline::default()));
+    assert_eq!(c[0].category, Category::HostMemoryExhausted, "{c:#?}");
+    assert!(
+        c[0].evidence.join("\n").contains("output: MemoryError"),
+        "{c:#?}"
+    );
+    // torch.cuda.OutOfMemoryError is GPU memory, not this.
+    let matches = crate::explain::explain_text(
+        "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n",
+        &m,
+    );
+    assert!(
+        matches.iter().all(|x| x.code != "python-memoryerror"),
+        "{matches:#?}"
+    );
 }
 
 #[test]
