@@ -10,7 +10,9 @@
 //!   node with a regular file);
 //! - `-` is standard output, and the streams a shell names as files (`/dev/stdout`,
 //!   `/dev/stderr`, `/dev/fd/N`, `/proc/self/fd/N`, `/dev/null`, `/dev/tty`; `NUL` and `CON`
-//!   on Windows) are written to as streams, never replaced;
+//!   on Windows), FIFOs and sockets are written to as streams, never replaced; a FIFO that no
+//!   process reads is an error at once, never a hang, and a stream nobody reads for 10 s is
+//!   given up;
 //! - every failure (no space, a read-only folder, a closed descriptor) is an error that names
 //!   the path, for the caller to turn into exit 2.
 
@@ -50,15 +52,15 @@ pub enum Target {
     Stderr,
     /// An open file descriptor named as `/dev/fd/N` or `/proc/self/fd/N` (N > 2).
     Descriptor(i32),
-    /// A device that is a sink by nature (`/dev/null`, `/dev/tty`, `NUL`, `CON`), opened for
-    /// writing without creating or truncating anything.
+    /// A device that is a sink by nature (`/dev/null`, `/dev/tty`, `NUL`, `CON`), or a FIFO or
+    /// socket: opened for writing without creating or truncating anything.
     Device(PathBuf),
     /// A regular file, existing or not.
     File { path: PathBuf, exists: bool },
 }
 
-/// Decides what `path` is. A symbolic link, a directory, a FIFO, a socket or any other device
-/// is an error whose message says what to do instead.
+/// Decides what `path` is. A symbolic link, a directory, or a device that is not a sink is an
+/// error whose message says what to do instead.
 pub fn target(path: &Path) -> io::Result<Target> {
     let text = path.to_string_lossy();
     if text == "-" {
@@ -88,6 +90,7 @@ pub fn target(path: &Path) -> io::Result<Target> {
             path: path.to_path_buf(),
             exists: true,
         }),
+        Ok(m) if is_pipe_or_socket(&m) => Ok(Target::Device(path.to_path_buf())),
         Ok(m) => Err(refused(format!(
             "it is {}, not a regular file; gpudoctor writes only regular files: name a new file, or use `-` for standard output",
             special_kind(&m)
@@ -99,27 +102,19 @@ pub fn target(path: &Path) -> io::Result<Target> {
 pub fn write(path: &Path, bytes: &[u8], existing: Existing) -> io::Result<Written> {
     match target(path)? {
         Target::Stdout => {
-            let mut w = crate::outguard::writer();
-            w.write_all(bytes)?;
-            w.flush()?;
+            write_patiently(&mut crate::outguard::writer(), bytes)?;
             Ok(Written::Stream)
         }
         Target::Stderr => {
-            let mut w = io::stderr();
-            w.write_all(bytes)?;
-            w.flush()?;
+            write_patiently(&mut io::stderr(), bytes)?;
             Ok(Written::Stream)
         }
         Target::Descriptor(fd) => {
-            let mut f = descriptor(fd)?;
-            f.write_all(bytes)?;
-            f.flush()?;
+            write_patiently(&mut descriptor(fd)?, bytes)?;
             Ok(Written::Stream)
         }
         Target::Device(p) => {
-            let mut f = std::fs::OpenOptions::new().write(true).open(p)?;
-            f.write_all(bytes)?;
-            f.flush()?;
+            write_patiently(&mut open_stream(&p)?, bytes)?;
             Ok(Written::Stream)
         }
         Target::File { path, exists } => {
@@ -132,6 +127,81 @@ pub fn write(path: &Path, bytes: &[u8], existing: Existing) -> io::Result<Writte
             replace_file(&path, bytes, existing)
         }
     }
+}
+
+/// Checks, before long work whose result goes to `path`, that it can be written there: what
+/// [`target`] says, and for a file, that its folder takes a new file. Nothing is left behind.
+pub fn ready(path: &Path) -> io::Result<Target> {
+    let t = target(path)?;
+    if let Target::File { path, .. } = &t {
+        let (tmp, _f) = temp_beside(path)?;
+        let _ = std::fs::remove_file(tmp);
+    }
+    Ok(t)
+}
+
+/// Opens a FIFO, a socket or a sink device for writing, without blocking: a FIFO that no
+/// process reads fails at once (ENXIO) rather than hanging gpudoctor.
+#[cfg(unix)]
+fn open_stream(p: &Path) -> io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .append(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(p)
+        .map_err(|e| {
+            if e.raw_os_error() == Some(libc::ENXIO) {
+                io::Error::new(e.kind(), "it is a FIFO that no process is reading")
+            } else {
+                let what = std::fs::metadata(p)
+                    .map(|m| special_kind(&m))
+                    .unwrap_or("a stream");
+                io::Error::new(e.kind(), format!("cannot open {what} for writing: {e}"))
+            }
+        })
+}
+
+#[cfg(not(unix))]
+fn open_stream(p: &Path) -> io::Result<File> {
+    std::fs::OpenOptions::new().append(true).open(p)
+}
+
+/// Writes all of `bytes` to a stream that may be non-blocking (a FIFO opened so, or a
+/// descriptor another program set so); gives up when nothing is taken for 10 s.
+fn write_patiently(to: &mut impl Write, mut bytes: &[u8]) -> io::Result<()> {
+    let mut idle = std::time::Instant::now();
+    while !bytes.is_empty() {
+        match to.write(bytes) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => {
+                bytes = bytes.get(n..).unwrap_or(&[]);
+                idle = std::time::Instant::now();
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                if idle.elapsed() > std::time::Duration::from_secs(10) {
+                    return Err(io::Error::new(
+                        io::ErrorKind::TimedOut,
+                        "nothing read it for 10 s",
+                    ));
+                }
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    to.flush()
+}
+
+#[cfg(unix)]
+fn is_pipe_or_socket(meta: &Metadata) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    meta.file_type().is_fifo() || meta.file_type().is_socket()
+}
+
+#[cfg(not(unix))]
+fn is_pipe_or_socket(_meta: &Metadata) -> bool {
+    false
 }
 
 /// Refused targets are [`io::ErrorKind::InvalidInput`]: the user named the wrong thing.

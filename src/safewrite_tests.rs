@@ -72,16 +72,42 @@ fn a_symlink_is_refused_and_what_it_points_to_is_untouched() {
 
 #[cfg(unix)]
 #[test]
-fn a_fifo_is_refused_without_opening_it() {
+fn a_fifo_is_a_stream_and_one_nobody_reads_is_an_error_at_once() {
+    use std::io::Read;
     use std::os::unix::fs::FileTypeExt;
     let d = tempfile::tempdir().unwrap();
     let fifo = d.path().join("pipe");
     let c = std::ffi::CString::new(fifo.to_string_lossy().as_bytes()).unwrap();
     // SAFETY: mkfifo on a path in a fresh temporary directory.
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-    // Opening a FIFO with no reader would block: a refusal must come from lstat alone.
+    // No reader: an error now, not a writer blocked in open(2) for ever.
+    let start = std::time::Instant::now();
     let e = write(&fifo, b"x", Existing::Replace).unwrap_err();
-    assert!(e.to_string().contains("FIFO"), "{e}");
+    assert!(e.to_string().contains("no process is reading"), "{e}");
+    assert!(start.elapsed() < std::time::Duration::from_secs(2));
+    // With a reader, the bytes go through it; the FIFO stays a FIFO.
+    let reader = {
+        let p = fifo.clone();
+        std::thread::spawn(move || {
+            // Blocks until a writer opens the FIFO.
+            let mut f = std::fs::File::open(&p).unwrap();
+            let mut got = Vec::new();
+            f.read_to_end(&mut got).unwrap();
+            got
+        })
+    };
+    let mut wrote = None;
+    for _ in 0..200 {
+        match write(&fifo, b"through the pipe", Existing::Keep) {
+            Ok(w) => {
+                wrote = Some(w);
+                break;
+            }
+            Err(_) => std::thread::sleep(std::time::Duration::from_millis(10)),
+        }
+    }
+    assert_eq!(wrote, Some(Written::Stream));
+    assert_eq!(reader.join().unwrap(), b"through the pipe");
     assert!(std::fs::symlink_metadata(&fifo)
         .unwrap()
         .file_type()

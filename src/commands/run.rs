@@ -44,12 +44,13 @@ pub(crate) fn run(a: RunArgs) -> Output {
     // starting: a report file is replaced, a folder that holds a run's files gets a new
     // subfolder. A target that cannot be written is said now, and the job starts anyway.
     let mut early: Vec<String> = Vec::new();
-    let dest = a.report.as_deref().map(report_dest);
-    if let Some(Dest::Refused { path, why }) = &dest {
-        early.push(format!(
-            "--report {}: {why}; the command runs anyway, and its report will be lost unless that changes before it ends",
-            path.display()
-        ));
+    if let Some(path) = &a.report {
+        if let Err(why) = report_dest(path) {
+            early.push(format!(
+                "--report {}: {why}; the command runs anyway, and its report will be lost unless that changes before it ends",
+                path.display()
+            ));
+        }
     }
     let mut jsonl = None;
     let mut save_dir: Result<Option<PathBuf>, String> = Ok(None);
@@ -247,23 +248,28 @@ pub(crate) fn run(a: RunArgs) -> Output {
         )
     };
     // Resolved again now: a three-day job's target may have changed since the start.
-    match (a.report.as_deref().map(report_dest), a.format) {
-        (Some(Dest::Refused { path, why }), _) => {
-            if !quiet_ok {
-                stderr.push_str(&format!("{}\n", report.verdict.summary));
-            }
-            problems.push(lost(&path, &why));
-        }
-        (Some(d), _) => match write_report(&d, text.as_bytes()) {
-            Ok(()) if quiet_ok => {}
-            Ok(()) => stderr.push_str(&summary(&d.describe())),
+    let dest = a.report.as_deref().map(|p| (p, report_dest(p)));
+    match (dest, a.format) {
+        (Some((path, Ok(t))), _) => match crate::safewrite::write(
+            path,
+            text.as_bytes(),
+            crate::safewrite::Existing::Replace,
+        ) {
+            Ok(_) if quiet_ok => {}
+            Ok(_) => stderr.push_str(&summary(&describe_dest(&t, path))),
             Err(e) => {
                 if !quiet_ok {
                     stderr.push_str(&format!("{}\n", report.verdict.summary));
                 }
-                problems.push(lost(d.path(), &e.to_string()));
+                problems.push(lost(path, &e.to_string()));
             }
         },
+        (Some((path, Err(why))), _) => {
+            if !quiet_ok {
+                stderr.push_str(&format!("{}\n", report.verdict.summary));
+            }
+            problems.push(lost(path, &why));
+        }
         // JSON is for programs: never mixed into the command's own standard error. It goes to
         // the --save folder's report.json, else to a new file named on standard error.
         (None, RunFormat::Json) if quiet_ok => {}
@@ -306,191 +312,24 @@ fn say_now(lines: &[String]) {
     }
 }
 
-/// Where `--report` goes.
+/// Where `--report` goes ([`crate::safewrite`]: a stream, a new or replaced regular file), or
+/// why it cannot go there.
 #[cfg(any(target_os = "linux", windows))]
-#[derive(Debug)]
-enum Dest {
-    /// A stream: `-` (standard output), /dev/stdout, /dev/stderr, /dev/fd/N, a FIFO, a
-    /// character device, a socket. Written to as it is, never replaced.
-    Stream(PathBuf),
-    /// A regular file: a new one, or one that is replaced (renamed over).
-    File { path: PathBuf, existed: bool },
-    /// Something gpudoctor does not write to (a directory, a block device, a symbolic link to
-    /// a file, a missing or read-only folder), and why.
-    Refused { path: PathBuf, why: String },
+fn report_dest(p: &Path) -> Result<crate::safewrite::Target, String> {
+    crate::safewrite::ready(p).map_err(|e| e.to_string())
 }
 
+/// Where the report went, for the summary line.
 #[cfg(any(target_os = "linux", windows))]
-impl Dest {
-    fn path(&self) -> &Path {
-        match self {
-            Dest::Stream(p) | Dest::File { path: p, .. } | Dest::Refused { path: p, .. } => p,
+fn describe_dest(t: &crate::safewrite::Target, p: &Path) -> String {
+    use crate::safewrite::Target;
+    match t {
+        Target::Stdout => "standard output".into(),
+        Target::File { exists: true, .. } => {
+            format!("{}, replacing the file that was there", p.display())
         }
+        _ => p.display().to_string(),
     }
-
-    /// Where the report went, for the summary line.
-    fn describe(&self) -> String {
-        match self {
-            Dest::Stream(p) if is_stdout_name(p) => "standard output".into(),
-            Dest::File {
-                path,
-                existed: true,
-            } => format!("{}, replacing the file that was there", path.display()),
-            d => d.path().display().to_string(),
-        }
-    }
-}
-
-/// Names that stand for an open descriptor: written to as streams whatever they point to (a
-/// pipe, a terminal, or a file the shell opened).
-#[cfg(any(target_os = "linux", windows))]
-fn is_descriptor_name(p: &Path) -> bool {
-    cfg!(unix)
-        && (p == Path::new("/dev/stdout")
-            || p == Path::new("/dev/stderr")
-            || p.starts_with("/dev/fd")
-            || p.starts_with("/proc/self/fd"))
-}
-
-#[cfg(target_os = "linux")]
-fn is_stream(t: &std::fs::FileType) -> bool {
-    use std::os::unix::fs::FileTypeExt;
-    t.is_char_device() || t.is_fifo() || t.is_socket()
-}
-
-#[cfg(windows)]
-fn is_stream(_t: &std::fs::FileType) -> bool {
-    false
-}
-
-/// `-` and the names of descriptor 1.
-#[cfg(any(target_os = "linux", windows))]
-fn is_stdout_name(p: &Path) -> bool {
-    p.as_os_str() == "-"
-        || (cfg!(unix)
-            && [
-                Path::new("/dev/stdout"),
-                Path::new("/dev/fd/1"),
-                Path::new("/proc/self/fd/1"),
-            ]
-            .contains(&p))
-}
-
-/// What `--report PATH` is, and whether gpudoctor can write there.
-#[cfg(any(target_os = "linux", windows))]
-fn report_dest(p: &Path) -> Dest {
-    let path = p.to_path_buf();
-    let refused = |why: String| Dest::Refused {
-        path: p.to_path_buf(),
-        why,
-    };
-    if p.as_os_str() == "-" || is_descriptor_name(p) {
-        return Dest::Stream(path);
-    }
-    let existed = match std::fs::symlink_metadata(p) {
-        Ok(m) if m.file_type().is_file() => true,
-        Ok(m) if m.file_type().is_dir() => return refused("it is a directory".into()),
-        Ok(m) if m.file_type().is_symlink() => {
-            return match std::fs::metadata(p) {
-                Ok(t) if is_stream(&t.file_type()) => Dest::Stream(path),
-                Ok(_) => refused(
-                    "it is a symbolic link, and gpudoctor replaces only regular files (name the file it points to)"
-                        .into(),
-                ),
-                Err(e) => refused(format!("it is a symbolic link to nothing usable ({e})")),
-            };
-        }
-        Ok(m) if is_stream(&m.file_type()) => return Dest::Stream(path),
-        Ok(_) => {
-            return refused(
-                "it is not a regular file (a block device or another special file)".into(),
-            )
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
-        Err(e) => return refused(e.to_string()),
-    };
-    // The report is written beside its target and renamed into place: the folder must take a
-    // new file.
-    let dir = p
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let probe = dir.join(format!(".gpudoctor-probe-{}", std::process::id()));
-    match std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&probe)
-    {
-        Ok(_) => {
-            let _ = std::fs::remove_file(&probe);
-            Dest::File { path, existed }
-        }
-        Err(e) => refused(format!("cannot write in {}: {e}", dir.display())),
-    }
-}
-
-/// Writes the report to its destination.
-#[cfg(any(target_os = "linux", windows))]
-fn write_report(d: &Dest, bytes: &[u8]) -> std::io::Result<()> {
-    match d {
-        Dest::File { path, .. } => write_new(path, bytes, true),
-        // gpudoctor's descriptor 1 points at stderr (crate::outguard): its real standard output
-        // is kept aside.
-        Dest::Stream(p) if is_stdout_name(p) => write_stream(&mut crate::outguard::file()?, bytes),
-        Dest::Stream(p) => write_stream(&mut open_stream(p)?, bytes),
-        Dest::Refused { why, .. } => Err(std::io::Error::other(why.clone())),
-    }
-}
-
-/// Opens a stream for writing without blocking: a FIFO no process reads fails at once rather
-/// than hanging gpudoctor after the command ended.
-#[cfg(target_os = "linux")]
-fn open_stream(p: &Path) -> std::io::Result<std::fs::File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    std::fs::OpenOptions::new()
-        .append(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(p)
-        .map_err(|e| {
-            if e.raw_os_error() == Some(libc::ENXIO) {
-                std::io::Error::new(e.kind(), "no process is reading it")
-            } else {
-                e
-            }
-        })
-}
-
-#[cfg(windows)]
-fn open_stream(p: &Path) -> std::io::Result<std::fs::File> {
-    std::fs::OpenOptions::new().append(true).open(p)
-}
-
-/// Writes all of `bytes` to a stream that may be non-blocking; gives up when nothing is read
-/// for 10 s.
-#[cfg(any(target_os = "linux", windows))]
-fn write_stream(to: &mut impl std::io::Write, mut bytes: &[u8]) -> std::io::Result<()> {
-    let mut idle = std::time::Instant::now();
-    while !bytes.is_empty() {
-        match to.write(bytes) {
-            Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
-            Ok(n) => {
-                bytes = bytes.get(n..).unwrap_or(&[]);
-                idle = std::time::Instant::now();
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                if idle.elapsed() > std::time::Duration::from_secs(10) {
-                    return Err(std::io::Error::new(
-                        std::io::ErrorKind::TimedOut,
-                        "nothing read it for 10 s",
-                    ));
-                }
-                std::thread::sleep(std::time::Duration::from_millis(2));
-            }
-            Err(e) => return Err(e),
-        }
-    }
-    to.flush()
 }
 
 /// The JSON report's own file when no --report or --save names one: a new

@@ -334,10 +334,10 @@ fn issue_28_a_report_that_cannot_be_written_is_said_lost_and_the_status_passes()
         (PathBuf::from("/proc/version/r.json"), "Not a directory"),
         (
             PathBuf::from("/proc/gpudoctor-r.json"),
-            "cannot write in /proc",
+            "cannot create a file in /proc",
         ),
         (d.path().to_path_buf(), "it is a directory"),
-        (fifo.clone(), "no process is reading it"),
+        (fifo.clone(), "no process is reading"),
         (link.clone(), "it is a symbolic link"),
     ];
     for (i, (target, why)) in cases.iter().enumerate() {

@@ -214,7 +214,7 @@ fn no_writer_replaces_a_device_node() {
 }
 
 #[test]
-fn no_writer_opens_or_replaces_a_fifo() {
+fn no_writer_blocks_on_or_replaces_a_fifo() {
     let src = tempfile::tempdir().unwrap();
     let from = bundle(src.path());
     for as_nobody in users() {
@@ -222,7 +222,8 @@ fn no_writer_opens_or_replaces_a_fifo() {
         for w in writers(d.path(), &from) {
             let target = d.path().join(w.file);
             mkfifo(&target);
-            // No reader: a writer that opened the FIFO would block here (gd's 30 s bound).
+            // No reader: a writer that opened the FIFO blocking would hang here (gd's 30 s
+            // bound); a FIFO is a stream, and one nobody reads is an error at once.
             let (code, err) = run_writer(&w, as_nobody);
             assert_eq!(code, 2, "{} (nobody: {as_nobody}): {err}", w.name);
             assert!(err.contains("FIFO"), "{}: {err}", w.name);
