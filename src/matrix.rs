@@ -385,6 +385,8 @@ pub struct JaxRow {
     pub min_driver: String,
     #[serde(default)]
     pub min_cc: Option<String>,
+    /// Whether this CUDA build runs on native Windows (no JAX release's does: WSL2 only).
+    pub windows_gpu: bool,
     pub source: String,
     #[serde(skip)]
     pub at: At,
