@@ -22,6 +22,9 @@ pub(crate) fn check(a: CheckArgs) -> Output {
     if let Err(e) = sel.validate() {
         return Output::tool_error(e);
     }
+    if let Some(Err(e)) = a.gpu.as_deref().map(parse_gpu_list) {
+        return Output::tool_error(e);
+    }
     for raw in &a.assume {
         if let Err(e) = assume::parse(raw) {
             return Output::tool_error(e.0);

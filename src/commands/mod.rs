@@ -148,29 +148,93 @@ pub fn load_matrix(path: Option<&Path>) -> Result<Matrix, String> {
     }
 }
 
+/// One item of `--gpu`: an index as nvidia-smi numbers the GPUs, or a GPU UUID (or the start
+/// of one) as nvidia-smi -L prints it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum GpuSelector {
+    Index(u32),
+    Uuid(String),
+}
+
+/// What `--gpu` accepts, for its error messages.
+pub(crate) const GPU_LIST_GRAMMAR: &str = "expected a comma-separated list of GPU indexes as nvidia-smi numbers them (0, 1, 2, ...) or GPU UUIDs as `nvidia-smi -L` prints them (GPU-..., or its first characters; MIG-... for a MIG instance), e.g. --gpu 0,2 or --gpu GPU-5c1b0e2a";
+
+/// Parses `--gpu LIST` before anything is probed: every item must be an index or a UUID
+/// (prefix); an empty list or item, or anything else, is an error naming what was given.
+pub(crate) fn parse_gpu_list(list: &str) -> Result<Vec<GpuSelector>, String> {
+    let shown = crate::sanitize::clean_line(list, 80);
+    if list.trim().is_empty() {
+        return Err(format!(
+            "--gpu {shown:?}: the list is empty; {GPU_LIST_GRAMMAR}"
+        ));
+    }
+    let mut out = Vec::new();
+    for item in list.split(',').map(str::trim) {
+        if item.is_empty() {
+            return Err(format!(
+                "--gpu {shown:?}: an empty item between commas; {GPU_LIST_GRAMMAR}"
+            ));
+        }
+        if item.bytes().all(|b| b.is_ascii_digit()) {
+            match item.parse::<u32>() {
+                Ok(i) => out.push(GpuSelector::Index(i)),
+                Err(_) => {
+                    return Err(format!(
+                        "--gpu {shown:?}: {item} is too large for a GPU index; {GPU_LIST_GRAMMAR}"
+                    ))
+                }
+            }
+            continue;
+        }
+        let upper = item.to_ascii_uppercase();
+        let uuid = ["GPU-", "MIG-"]
+            .iter()
+            .any(|p| upper.starts_with(p) && upper.len() > p.len())
+            && item
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'/');
+        if !uuid {
+            return Err(format!(
+                "--gpu {shown:?}: {:?} is neither a GPU index nor a GPU UUID; {GPU_LIST_GRAMMAR}",
+                crate::sanitize::clean_line(item, 60)
+            ));
+        }
+        out.push(GpuSelector::Uuid(item.to_string()));
+    }
+    Ok(out)
+}
+
 /// `--gpu 0,2` or UUIDs → indexes, against the GPUs of the snapshot.
 pub(crate) fn gpu_filter(list: Option<&str>, snap: &Snapshot) -> Result<GpuFilter, String> {
     let Some(list) = list else { return Ok(None) };
+    let selectors = parse_gpu_list(list)?;
     let gpus = snap.gpu_list();
     if gpus.is_empty() {
         // Nothing to select from (no driver, say): the findings say why.
         return Ok(None);
     }
     let mut out = Vec::new();
-    for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        let found = if let Ok(i) = item.parse::<u32>() {
-            gpus.iter().find(|g| g.index == i)
-        } else {
-            gpus.iter()
-                .find(|g| g.uuid.get().is_some_and(|u| u.starts_with(item)))
+    for sel in selectors {
+        let found = match &sel {
+            GpuSelector::Index(i) => gpus.iter().find(|g| g.index == *i),
+            GpuSelector::Uuid(u) => gpus.iter().find(|g| {
+                g.uuid.get().is_some_and(|x| {
+                    x.get(..u.len())
+                        .is_some_and(|head| head.eq_ignore_ascii_case(u))
+                })
+            }),
         };
         match found {
             Some(g) => out.push(g.index),
             None => {
+                let item = match &sel {
+                    GpuSelector::Index(i) => i.to_string(),
+                    GpuSelector::Uuid(u) => crate::sanitize::clean_line(u, 60),
+                };
                 return Err(format!(
                     "--gpu {item}: no such GPU here (indexes 0..{}, or a UUID prefix)",
                     gpus.len().saturating_sub(1)
-                ))
+                ));
             }
         }
     }

@@ -56,6 +56,9 @@ pub(crate) fn stress(a: StressArgs) -> Output {
     if !(tests.0 || tests.1) {
         return Output::tool_error("--tests names no test: use memory, compute or memory,compute");
     }
+    if let Some(Err(e)) = a.gpu.as_deref().map(parse_gpu_list) {
+        return Output::tool_error(e);
+    }
     if a.inject_faults > st::MAX_LOG {
         return Output::tool_error(format!(
             "--inject-faults takes at most {} flips",
@@ -91,20 +94,20 @@ pub(crate) fn stress(a: StressArgs) -> Output {
         None => None,
         Some(list) if sim.is_some() => {
             let mut v = Vec::new();
-            for part in list.split(',') {
-                match part.trim().parse::<u32>() {
-                    Ok(i) if nvml_gpus.iter().any(|(n, _)| *n == i) => v.push(i),
-                    Ok(i) => {
+            for sel in parse_gpu_list(list).unwrap_or_default() {
+                match sel {
+                    GpuSelector::Index(i) if nvml_gpus.iter().any(|(n, _)| *n == i) => v.push(i),
+                    GpuSelector::Index(i) => {
                         return Output::tool_error(format!(
                             "--gpu {i}: no such GPU here (indexes 0..{})",
                             nvml_gpus.len().saturating_sub(1)
                         ))
                     }
-                    Err(_) => {
+                    GpuSelector::Uuid(u) => {
                         return Output::tool_error(format!(
-                            "--gpu: '{}' is not a GPU index",
-                            crate::sanitize::clean_line(part, 40)
-                        ))
+                        "--gpu: '{}' is not a GPU index (the simulated GPUs are selected by index)",
+                        crate::sanitize::clean_line(&u, 40)
+                    ))
                     }
                 }
             }
