@@ -461,7 +461,7 @@ fn locate<T: Located>(rows: Option<Vec<Spanned<T>>>, file: &str) -> Vec<T> {
 /// Parses one matrix file and checks its header.
 fn parse_file(name: &str, text: &str) -> Result<MatrixFile, MatrixError> {
     let file: MatrixFile = serde_saphyr::from_str(text).map_err(|e| {
-        let (path, message) = crate::userfile::yaml_error(name, &e);
+        let (path, message) = crate::userfile::yaml_error(name, text, &e);
         MatrixError { path, message }
     })?;
     if file.schema != MATRIX_SCHEMA {
