@@ -295,7 +295,8 @@ pub fn evaluate(snap: Snapshot, matrix: &Matrix, opts: &RuleOptions, sel: &Selec
 }
 
 /// The report of a run: the rules, the findings of the selected GPUs (`--gpu`), and the policy's
-/// severities and waivers.
+/// severities and waivers. `left_out_by` says who left out the rules `sel` does not select
+/// (the user's `--only` / `--skip`, or the command itself).
 pub(crate) fn judge(
     snap: Snapshot,
     matrix: &Matrix,
@@ -303,6 +304,7 @@ pub(crate) fn judge(
     sel: &Selection,
     gpus: &GpuFilter,
     policy: Option<&crate::policy::Policy>,
+    left_out_by: &str,
 ) -> Report {
     let mut report = evaluate(snap, matrix, opts, sel);
     if let Some(keep) = gpus {
@@ -326,7 +328,13 @@ pub(crate) fn judge(
             area: r.doc.area,
         })
         .collect();
-    Report::with_skipped(report.findings, report.snapshot, report.matrix, skipped)
+    Report::with_skipped(
+        report.findings,
+        report.snapshot,
+        report.matrix,
+        skipped,
+        left_out_by,
+    )
 }
 
 /// The lowest severity that fails the run.

@@ -168,15 +168,28 @@ pub(crate) fn stress(a: StressArgs) -> Output {
         }
     });
     snap.stress = Some(result);
+    // Stress judges its own run (and the policy's expired waivers), nothing else: the other
+    // areas are `gpudoctor check`'s.
     let sel = Selection {
-        only: vec!["stress.".into()],
+        only: vec![
+            "stress.".into(),
+            crate::rules::policy_waiver_expired::RULE.doc.id.into(),
+        ],
         skip: Vec::new(),
     };
     let opts = match policy_options(policy.as_ref(), a.policy.node_class.as_deref(), &snap, None) {
         Ok(x) => x,
         Err(e) => return Output::tool_error(e),
     };
-    let report = judge(snap, &matrix, &opts, &sel, &None, policy.as_ref());
+    let report = judge(
+        snap,
+        &matrix,
+        &opts,
+        &sel,
+        &None,
+        policy.as_ref(),
+        "gpudoctor stress, which judges only the GPUs under load (gpudoctor check runs the rest)",
+    );
     let fail_on = fail_severity(a.fail_on);
     let status = match signal {
         Some(15) => ExitStatus::Terminated,
@@ -191,7 +204,13 @@ pub(crate) fn stress(a: StressArgs) -> Output {
                 color: use_color(a.color),
                 all_facts: true,
                 gpus: None,
-                areas: Some(vec![crate::report::Area::Stress]),
+                // Its own area, and any other a finding is in (an expired waiver's): the
+                // summary line counts what is shown.
+                areas: Some(
+                    std::iter::once(crate::report::Area::Stress)
+                        .chain(report.findings.iter().map(|f| f.area))
+                        .collect(),
+                ),
             },
         ),
         StressFormat::Json => match render::json::render(&report) {
