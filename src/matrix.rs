@@ -386,6 +386,9 @@ pub struct JaxRow {
     #[serde(default)]
     pub min_cc: Option<String>,
     /// Whether this CUDA build runs on native Windows (no JAX release's does: WSL2 only).
+    /// Optional, false when absent, so a matrix written before the field (an installed
+    /// `matrix update`) still loads, and says what is true of every JAX release.
+    #[serde(default)]
     pub windows_gpu: bool,
     pub source: String,
     #[serde(skip)]

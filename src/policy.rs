@@ -303,7 +303,9 @@ impl Policy {
             let loc = at(name, c.referenced.line(), c.referenced.column());
             let v = c.value;
             if v.name.trim().is_empty() {
-                return Err(format!("{loc}: a class needs a name"));
+                return Err(format!(
+                    "{loc}: classes: name is empty: expected the node class's name, such as h100 (what --node-class names)"
+                ));
             }
             check_thresholds(&v.thresholds, &loc, &format!("class {}", v.name))?;
             let m = v.matches.unwrap_or_default();
