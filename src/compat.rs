@@ -240,21 +240,10 @@ pub fn builds<'a>(snap: &'a Snapshot, m: &'a Matrix) -> Vec<Build<'a>> {
             }
         }
         if let Some(jax) = env.package("jax") {
-            let major = env
-                .packages
-                .iter()
-                .find_map(|p| {
-                    p.name
-                        .strip_prefix("jax-cuda")
-                        .and_then(|r| r.strip_suffix("-plugin"))
-                        .and_then(|n| n.parse::<u32>().ok())
-                })
-                .or_else(|| {
-                    env.package("jaxlib").and_then(|j| {
-                        let local = j.version.split('+').nth(1)?;
-                        local.strip_prefix("cuda")?.get(..2)?.parse().ok()
-                    })
-                });
+            let major = jax_cuda_major(env)
+                // On native Windows the CUDA build runs on the CPU: `framework.cpu-only-build`
+                // says so, and no CUDA rule judges it.
+                .filter(|&major| !jax_windows_cpu_only(snap, m, &jax.version, major));
             if let Some(major) = major {
                 let row = m.jax(&jax.version, major);
                 out.push(Build {
@@ -300,6 +289,36 @@ fn from_pypi(env: &PythonEnv, t: &crate::snapshot::TorchBuild, row: Option<&Torc
     }
     env.package("torch")
         .is_some_and(|p| !p.version.contains('+'))
+}
+
+/// The CUDA major of an environment's JAX build: its jax-cudaNN-plugin, or a monolithic
+/// `jaxlib+cudaNN...`; None for a CPU-only JAX.
+pub fn jax_cuda_major(env: &PythonEnv) -> Option<u32> {
+    env.packages
+        .iter()
+        .find_map(|p| {
+            p.name
+                .strip_prefix("jax-cuda")
+                .and_then(|r| r.strip_suffix("-plugin"))
+                .and_then(|n| n.parse::<u32>().ok())
+        })
+        .or_else(|| {
+            env.package("jaxlib").and_then(|j| {
+                let local = j.version.split('+').nth(1)?;
+                local.strip_prefix("cuda")?.get(..2)?.parse().ok()
+            })
+        })
+}
+
+/// A JAX CUDA build on native Windows, which the matrix says has no GPU support there (no JAX
+/// release has; a version the matrix lacks goes by the rows of its CUDA major).
+pub fn jax_windows_cpu_only(snap: &Snapshot, m: &Matrix, version: &str, major: u32) -> bool {
+    let windows = snap.host.get().is_some_and(|h| h.os == "windows");
+    windows
+        && match m.jax(version, major) {
+            Some(r) => !r.windows_gpu,
+            None => !m.jax.iter().any(|r| r.cuda_major == major && r.windows_gpu),
+        }
 }
 
 /// A TensorFlow install that cannot use the GPU whatever its build_info says was not read:

@@ -385,6 +385,11 @@ pub struct JaxRow {
     pub min_driver: String,
     #[serde(default)]
     pub min_cc: Option<String>,
+    /// Whether this CUDA build runs on native Windows (no JAX release's does: WSL2 only).
+    /// Optional, false when absent, so a matrix written before the field (an installed
+    /// `matrix update`) still loads, and says what is true of every JAX release.
+    #[serde(default)]
+    pub windows_gpu: bool,
     pub source: String,
     #[serde(skip)]
     pub at: At,
@@ -459,7 +464,7 @@ fn locate<T: Located>(rows: Option<Vec<Spanned<T>>>, file: &str) -> Vec<T> {
 /// Parses one matrix file and checks its header.
 fn parse_file(name: &str, text: &str) -> Result<MatrixFile, MatrixError> {
     let file: MatrixFile = serde_saphyr::from_str(text).map_err(|e| {
-        let (path, message) = crate::userfile::yaml_error(name, &e);
+        let (path, message) = crate::userfile::yaml_error(name, text, &e);
         MatrixError { path, message }
     })?;
     if file.schema != MATRIX_SCHEMA {

@@ -29,7 +29,7 @@ use serde::Deserialize;
 use serde_json::json;
 use serde_saphyr::Spanned;
 
-use crate::report::{Area, Category, Finding, Severity, Waived};
+use crate::report::{Area, Finding, Severity, Waived};
 use crate::rules::RuleDoc;
 use crate::snapshot::Snapshot;
 use crate::version::DriverVersion;
@@ -53,9 +53,9 @@ struct PolicyFile {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct WaiverRow {
-    rule: String,
+    rule: Spanned<String>,
     reason: String,
-    expires: String,
+    expires: Spanned<String>,
     #[serde(default)]
     gpus: Option<Vec<u32>>,
 }
@@ -63,8 +63,8 @@ struct WaiverRow {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct SeverityRow {
-    rule: String,
-    to: String,
+    rule: Spanned<String>,
+    to: Spanned<String>,
 }
 
 /// Limits for a node class (or the whole fleet).
@@ -137,6 +137,43 @@ fn at(path: &str, line: u64, col: u64) -> String {
     format!("{path}:{line}:{col}")
 }
 
+/// "FILE:LINE:COLUMN" of a value.
+fn at_value<T>(path: &str, v: &Spanned<T>) -> String {
+    at(path, v.referenced.line(), v.referenced.column())
+}
+
+/// True when a waiver or severity entry's `rule` covers the rule `id`: the id itself, or a
+/// prefix ending at a dot (`driver` and `driver.` cover `driver.missing`).
+fn covers(rule: &str, id: &str) -> bool {
+    id == rule
+        || (rule.ends_with('.') && id.starts_with(rule))
+        || id
+            .strip_prefix(rule)
+            .is_some_and(|rest| rest.starts_with('.'))
+}
+
+/// Checks the `rule` of a waiver or severity entry against the rules gpudoctor has: a typo
+/// would otherwise waive nothing, silently.
+fn check_rule_id(loc: &str, key: &str, rule: &str) -> Result<(), String> {
+    let docs: Vec<RuleDoc> = crate::rules::all().into_iter().map(|r| r.doc).collect();
+    if docs.iter().any(|d| covers(rule, d.id)) {
+        return Ok(());
+    }
+    let mut prefixes: Vec<String> = docs
+        .iter()
+        .filter_map(|d| d.id.split_once('.').map(|(p, _)| format!("{p}.")))
+        .collect();
+    prefixes.sort();
+    prefixes.dedup();
+    let ids: Vec<&str> = docs.iter().map(|d| d.id).collect();
+    Err(format!(
+        "{loc}: {key}: {:?} is not a rule id, and no rule id starts with it: expected a rule id or a prefix ending at a dot.\nRule prefixes: {}\nRule ids: {}\n(`gpudoctor rules` lists every rule with what it checks.)",
+        crate::sanitize::clean_line(rule, 80),
+        prefixes.join(" "),
+        ids.join(" ")
+    ))
+}
+
 fn severity(s: &str) -> Option<Severity> {
     match s {
         "error" => Some(Severity::Error),
@@ -196,7 +233,7 @@ impl Policy {
 
     pub fn parse(name: &str, text: &str) -> Result<Policy, String> {
         let file: PolicyFile = serde_saphyr::from_str(text).map_err(|e| {
-            let (at, message) = crate::userfile::yaml_error(name, &e);
+            let (at, message) = crate::userfile::yaml_error(name, text, &e);
             format!("{at}: {message}")
         })?;
         if file.schema != POLICY_SCHEMA {
@@ -216,43 +253,59 @@ impl Policy {
         for w in file.waive {
             let loc = at(name, w.referenced.line(), w.referenced.column());
             let v = w.value;
-            if v.rule.trim().is_empty() {
+            let rule_at = at_value(name, &v.rule);
+            if v.rule.value.trim().is_empty() {
                 return Err(format!(
-                    "{loc}: a waiver needs the rule id (or prefix) it waives"
+                    "{rule_at}: waive: rule is empty: expected the rule id (or prefix) it waives, such as health.pcie"
                 ));
             }
+            check_rule_id(&rule_at, "waive: rule", &v.rule.value)?;
             if v.reason.trim().is_empty() {
-                return Err(format!("{loc}: the waiver of {} needs a reason", v.rule));
-            }
-            if days(&v.expires).is_none() {
                 return Err(format!(
-                    "{loc}: expires must be a date as YYYY-MM-DD (got {:?})",
-                    v.expires
+                    "{loc}: waive: reason is empty: the waiver of {} needs a reason (a ticket, who and why)",
+                    crate::sanitize::clean_line(&v.rule.value, 80)
+                ));
+            }
+            if days(&v.expires.value).is_none() {
+                return Err(format!(
+                    "{}: waive: expires is {:?}: expected a date as YYYY-MM-DD, such as 2027-01-31",
+                    at_value(name, &v.expires),
+                    crate::sanitize::clean_line(&v.expires.value, 40)
                 ));
             }
             p.waivers.push(Waiver {
-                rule: v.rule,
+                rule: v.rule.value,
                 reason: v.reason,
-                expires: v.expires,
+                expires: v.expires.value,
                 gpus: v.gpus,
                 at: loc,
             });
         }
         for s in file.severity {
-            let loc = at(name, s.referenced.line(), s.referenced.column());
-            let Some(sev) = severity(&s.value.to) else {
+            let v = s.value;
+            let rule_at = at_value(name, &v.rule);
+            if v.rule.value.trim().is_empty() {
                 return Err(format!(
-                    "{loc}: severity 'to' must be error, warning or info (got {:?})",
-                    s.value.to
+                    "{rule_at}: severity: rule is empty: expected the rule id (or prefix) whose severity changes, such as smoke.pcie-bandwidth"
+                ));
+            }
+            check_rule_id(&rule_at, "severity: rule", &v.rule.value)?;
+            let Some(sev) = severity(&v.to.value) else {
+                return Err(format!(
+                    "{}: severity: to is {:?}: expected error, warning or info",
+                    at_value(name, &v.to),
+                    crate::sanitize::clean_line(&v.to.value, 40)
                 ));
             };
-            p.severities.push((s.value.rule, sev));
+            p.severities.push((v.rule.value, sev));
         }
         for c in file.classes {
             let loc = at(name, c.referenced.line(), c.referenced.column());
             let v = c.value;
             if v.name.trim().is_empty() {
-                return Err(format!("{loc}: a class needs a name"));
+                return Err(format!(
+                    "{loc}: classes: name is empty: expected the node class's name, such as h100 (what --node-class names)"
+                ));
             }
             check_thresholds(&v.thresholds, &loc, &format!("class {}", v.name))?;
             let m = v.matches.unwrap_or_default();
@@ -323,11 +376,7 @@ impl Policy {
     /// Applies severities and waivers to the findings; adds a warning for each expired waiver
     /// that would have applied. `today` is days since 1970-01-01 (UTC).
     pub fn apply(&self, findings: &mut Vec<Finding>, today: i64) {
-        let matches = |rule: &str, id: &str| {
-            id == rule
-                || (rule.ends_with('.') && id.starts_with(rule))
-                || id.starts_with(&format!("{rule}."))
-        };
+        let matches = covers;
         for f in findings.iter_mut() {
             if let Some((_, s)) = self
                 .severities
@@ -353,31 +402,26 @@ impl Policy {
                         policy: w.at.clone(),
                     });
                     break;
-                } else if !expired.iter().any(|(a, _): &(String, String)| *a == w.at) {
-                    expired.push((w.at.clone(), format!("{} ({})", w.rule, w.reason)));
+                } else if !expired
+                    .iter()
+                    .any(|(a, _, _): &(String, String, Area)| *a == w.at)
+                {
+                    // Shown beside the findings it covered, which count again.
+                    expired.push((w.at.clone(), format!("{} ({})", w.rule, w.reason), f.area));
                 }
             }
         }
-        let doc = EXPIRED;
-        for (loc, what) in expired {
-            findings.push(
-                doc.finding(Severity::Warning, format!("A policy waiver expired: {what}"), format!("The waiver at {loc} is past its date, so the findings it covered count again."))
-                    .fix("Fix what it waived, or renew the waiver with a new date and reason.", &[])
-                    .evidence(json!({"waiver": loc})),
-            );
+        let doc = crate::rules::policy_waiver_expired::RULE.doc;
+        for (loc, what, area) in expired {
+            let mut f = doc
+                .finding(Severity::Warning, format!("A policy waiver expired: {what}"), format!("The waiver at {loc} is past its date, so the findings it covered count again."))
+                .fix("Fix what it waived, or renew the waiver with a new date and reason.", &[])
+                .evidence(json!({"waiver": loc}));
+            f.area = area;
+            findings.push(f);
         }
     }
 }
-
-const EXPIRED: RuleDoc = RuleDoc {
-    id: "policy.waiver-expired",
-    category: Category::Configuration,
-    area: Area::Environment,
-    summary: "A --policy waiver is past its expiry date",
-    what: "Lists waivers of the policy file whose date has passed while the findings they covered are still there.",
-    why: "Waivers are for known, scheduled work; an expired one means the work is late or the waiver was forgotten.",
-    fix: "Fix the waived problem, or renew the waiver.",
-};
 
 fn check_thresholds(t: &Thresholds, loc: &str, what: &str) -> Result<(), String> {
     if let Some(d) = &t.min_driver {

@@ -151,9 +151,10 @@ pub fn candidates(m: &Matrix, framework: &str, windows: bool) -> Vec<Candidate> 
                 });
             }
         }
-        "jax" if !windows => {
+        "jax" => {
             let newest = m.jax_known_below().map(str::to_string);
-            let mut rows: Vec<_> = m.jax.iter().collect();
+            // The matrix's windows_gpu: no JAX CUDA build runs on native Windows (WSL2 only).
+            let mut rows: Vec<_> = m.jax.iter().filter(|r| !windows || r.windows_gpu).collect();
             rows.sort_by(|a, b| {
                 let key = |s: &str| crate::version::dotted(s).unwrap_or_default();
                 crate::version::cmp_dotted(&key(&b.below), &key(&a.below))

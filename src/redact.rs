@@ -2,7 +2,60 @@
 //! shared: GPU UUIDs become `GPU-REDACTED-<index>`, and the home directory in any path becomes
 //! `~`. Bus ids, versions and models stay: they are what a diagnosis needs.
 
+use crate::report::Report;
 use crate::snapshot::{Probed, Snapshot};
+
+/// The home directory `--redact` replaces: the profile folder on Windows (HOME there is Git
+/// Bash's or MSYS's, if set at all), HOME elsewhere.
+pub fn home_dir() -> Option<String> {
+    std::env::var(if cfg!(windows) { "USERPROFILE" } else { "HOME" }).ok()
+}
+
+/// A report to share (`check --format markdown`, written for bug reports): its snapshot
+/// redacted as `snapshot --redact` does, and the same values (GPU UUIDs, the home directory)
+/// replaced wherever the findings repeat them.
+pub fn redact_report(report: &mut Report, home: Option<&str>) {
+    let uuids: Vec<(String, String)> = report
+        .snapshot
+        .gpu_list()
+        .iter()
+        .filter_map(|g| {
+            g.uuid
+                .get()
+                .filter(|u| !u.is_empty())
+                .map(|u| (u.clone(), format!("GPU-REDACTED-{}", g.index)))
+        })
+        .collect();
+    redact(&mut report.snapshot, home);
+    let home = home.filter(|h| h.len() > 1);
+    let Ok(mut v) = serde_json::to_value(&report.findings) else {
+        return;
+    };
+    rewrite_strings(&mut v, &|s: &str| {
+        let mut s = s.to_string();
+        for (u, r) in &uuids {
+            if s.contains(u.as_str()) {
+                s = s.replace(u.as_str(), r);
+            }
+        }
+        match home {
+            Some(h) if s.contains(h) => replace_home(&s, h),
+            _ => s,
+        }
+    });
+    if let Ok(f) = serde_json::from_value(v) {
+        report.findings = f;
+    }
+}
+
+fn rewrite_strings(v: &mut serde_json::Value, f: &dyn Fn(&str) -> String) {
+    match v {
+        serde_json::Value::String(s) => *s = f(s),
+        serde_json::Value::Array(a) => a.iter_mut().for_each(|x| rewrite_strings(x, f)),
+        serde_json::Value::Object(o) => o.values_mut().for_each(|x| rewrite_strings(x, f)),
+        _ => {}
+    }
+}
 
 pub fn redact(snap: &mut Snapshot, home: Option<&str>) {
     if let Some(gpus) = snap.gpus.get_mut() {

@@ -296,7 +296,10 @@ pub struct AreaStatus {
     pub why: Option<String>,
 }
 
-/// A rule `--only` / `--skip` left out.
+/// Who left rules out, in "N rule(s) left out by ...": the user's flags (`check`).
+pub const LEFT_OUT_BY_FLAGS: &str = "--only/--skip";
+
+/// A rule `--only` / `--skip` (or a command that runs only its own rules) left out.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SkippedRule {
     pub rule: String,
@@ -329,15 +332,17 @@ impl Report {
     /// Sorts findings (most severe first, then by area, rule and GPU) and computes the verdict
     /// and the areas' marks.
     pub fn new(findings: Vec<Finding>, snapshot: Snapshot, matrix: MatrixRef) -> Report {
-        Report::with_skipped(findings, snapshot, matrix, Vec::new())
+        Report::with_skipped(findings, snapshot, matrix, Vec::new(), LEFT_OUT_BY_FLAGS)
     }
 
-    /// [`Report::new`] for a run where `--only` / `--skip` left out `skipped`.
+    /// [`Report::new`] for a run where `--only` / `--skip` (or a command that runs only its
+    /// own rules, `left_out_by` says which) left out `skipped`.
     pub fn with_skipped(
         mut findings: Vec<Finding>,
         snapshot: Snapshot,
         matrix: MatrixRef,
         skipped: Vec<SkippedRule>,
+        left_out_by: &str,
     ) -> Report {
         findings.sort_by(|a, b| {
             b.severity
@@ -368,7 +373,7 @@ impl Report {
         let areas = Area::ALL
             .iter()
             .filter(|&&a| area_shown(a, &findings, &snapshot))
-            .map(|&a| area_status(a, &findings, &snapshot, &skipped))
+            .map(|&a| area_status(a, &findings, &snapshot, &skipped, left_out_by))
             .collect();
         Report {
             schema: REPORT_SCHEMA.to_string(),
@@ -393,7 +398,13 @@ impl Report {
             .find(|s| s.area == area)
             .cloned()
             .unwrap_or_else(|| {
-                area_status(area, &self.findings, &self.snapshot, &self.rules_skipped)
+                area_status(
+                    area,
+                    &self.findings,
+                    &self.snapshot,
+                    &self.rules_skipped,
+                    LEFT_OUT_BY_FLAGS,
+                )
             })
     }
 
@@ -523,6 +534,7 @@ fn area_status(
     findings: &[Finding],
     snap: &Snapshot,
     skipped: &[SkippedRule],
+    left_out_by: &str,
 ) -> AreaStatus {
     let mine: Vec<&Finding> = findings.iter().filter(|f| f.area == area).collect();
     let counted = || {
@@ -560,7 +572,7 @@ fn area_status(
         _ if !left_out.is_empty() => (
             Mark::NotChecked,
             Some(format!(
-                "{} rule(s) left out by --only/--skip: {}",
+                "{} rule(s) left out by {left_out_by}: {}",
                 left_out.len(),
                 left_out.join(", ")
             )),

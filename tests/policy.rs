@@ -182,10 +182,11 @@ fn thresholds_of_the_matching_node_class() {
 #[test]
 fn invalid_policies_exit_2_with_file_line_and_column() {
     for (text, want) in [
-        ("schema: gpudoctor.policy/1\nwaive:\n  - rule: x\n    reason: y\n    expires: 2026-02-30\n", ":3:5: expires must be a date as YYYY-MM-DD (got \"2026-02-30\")"),
-        ("schema: gpudoctor.policy/1\nwaive:\n  - rule: x\n    reason: \"\"\n    expires: 2026-02-03\n", ":3:5: the waiver of x needs a reason"),
-        ("schema: gpudoctor.policy/1\nwaive:\n  - rule: x\n    reason: y\n", ":4:5: missing field `expires`"),
-        ("schema: gpudoctor.policy/1\nseverity:\n  - rule: x\n    to: fatal\n", ":3:5: severity 'to' must be error, warning or info"),
+        ("schema: gpudoctor.policy/1\nwaive:\n  - rule: health.pcie\n    reason: y\n    expires: 2026-02-30\n", ":5:14: waive: expires is \"2026-02-30\": expected a date as YYYY-MM-DD"),
+        ("schema: gpudoctor.policy/1\nwaive:\n  - rule: health.pcie\n    reason: \"\"\n    expires: 2026-02-03\n", ":3:5: waive: reason is empty: the waiver of health.pcie needs a reason"),
+        ("schema: gpudoctor.policy/1\nwaive:\n  - rule: health.pcie\n    reason: y\n", ":4:5: missing field `expires`"),
+        ("schema: gpudoctor.policy/1\nseverity:\n  - rule: health.pcie\n    to: fatal\n", ":4:9: severity: to is \"fatal\": expected error, warning or info"),
+        ("schema: gpudoctor.policy/1\nwaive:\n  - rule: x\n    reason: y\n    expires: 2026-02-03\n", ":3:11: waive: rule: \"x\" is not a rule id, and no rule id starts with it"),
         ("schema: gpudoctor.policy/1\nthresholds:\n  max_temp: 80\n", ":3:3: unknown field `max_temp`"),
         ("schema: gpudoctor.policy/2\n", ":1:1: schema is \"gpudoctor.policy/2\""),
         ("schema: gpudoctor.policy/1\nclasses:\n  - name: x\n    thresholds: {min_driver: banana}\n", ":3:5: class x: min_driver \"banana\" is not a driver version"),

@@ -22,6 +22,9 @@ pub(crate) fn check(a: CheckArgs) -> Output {
     if let Err(e) = sel.validate() {
         return Output::tool_error(e);
     }
+    if let Some(Err(e)) = a.gpu.as_deref().map(parse_gpu_list) {
+        return Output::tool_error(e);
+    }
     for raw in &a.assume {
         if let Err(e) = assume::parse(raw) {
             return Output::tool_error(e.0);
@@ -92,7 +95,15 @@ pub(crate) fn check(a: CheckArgs) -> Output {
         Ok(x) => x,
         Err(e) => return Output::tool_error(e),
     };
-    let report = judge(snap, &matrix, &opts, &sel, &filter, policy.as_ref());
+    let report = judge(
+        snap,
+        &matrix,
+        &opts,
+        &sel,
+        &filter,
+        policy.as_ref(),
+        crate::report::LEFT_OUT_BY_FLAGS,
+    );
     crate::probe::trace::line("rules judged");
     let fail_on = fail_severity(a.fail_on);
     let status = if report.unfit(fail_on) {
@@ -115,7 +126,12 @@ pub(crate) fn check(a: CheckArgs) -> Output {
             Ok(s) => s,
             Err(e) => return Output::tool_error(format!("could not write the JSON report: {e}")),
         },
-        Format::Markdown => render::markdown::render(&report, &filter),
+        // Written to be pasted into a bug report: redacted as `snapshot --redact` is.
+        Format::Markdown => {
+            let mut shared = report.clone();
+            crate::redact::redact_report(&mut shared, crate::redact::home_dir().as_deref());
+            render::markdown::render(&shared, &filter)
+        }
         Format::Prometheus => render::prometheus::render(&report),
         Format::Junit => {
             render::junit::render(&report, &selected_rules(&sel), fail_on, "gpudoctor check")

@@ -148,29 +148,93 @@ pub fn load_matrix(path: Option<&Path>) -> Result<Matrix, String> {
     }
 }
 
+/// One item of `--gpu`: an index as nvidia-smi numbers the GPUs, or a GPU UUID (or the start
+/// of one) as nvidia-smi -L prints it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum GpuSelector {
+    Index(u32),
+    Uuid(String),
+}
+
+/// What `--gpu` accepts, for its error messages.
+pub(crate) const GPU_LIST_GRAMMAR: &str = "expected a comma-separated list of GPU indexes as nvidia-smi numbers them (0, 1, 2, ...) or GPU UUIDs as `nvidia-smi -L` prints them (GPU-..., or its first characters; MIG-... for a MIG instance), e.g. --gpu 0,2 or --gpu GPU-5c1b0e2a";
+
+/// Parses `--gpu LIST` before anything is probed: every item must be an index or a UUID
+/// (prefix); an empty list or item, or anything else, is an error naming what was given.
+pub(crate) fn parse_gpu_list(list: &str) -> Result<Vec<GpuSelector>, String> {
+    let shown = crate::sanitize::clean_line(list, 80);
+    if list.trim().is_empty() {
+        return Err(format!(
+            "--gpu {shown:?}: the list is empty; {GPU_LIST_GRAMMAR}"
+        ));
+    }
+    let mut out = Vec::new();
+    for item in list.split(',').map(str::trim) {
+        if item.is_empty() {
+            return Err(format!(
+                "--gpu {shown:?}: an empty item between commas; {GPU_LIST_GRAMMAR}"
+            ));
+        }
+        if item.bytes().all(|b| b.is_ascii_digit()) {
+            match item.parse::<u32>() {
+                Ok(i) => out.push(GpuSelector::Index(i)),
+                Err(_) => {
+                    return Err(format!(
+                        "--gpu {shown:?}: {item} is too large for a GPU index; {GPU_LIST_GRAMMAR}"
+                    ))
+                }
+            }
+            continue;
+        }
+        let upper = item.to_ascii_uppercase();
+        let uuid = ["GPU-", "MIG-"]
+            .iter()
+            .any(|p| upper.starts_with(p) && upper.len() > p.len())
+            && item
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'/');
+        if !uuid {
+            return Err(format!(
+                "--gpu {shown:?}: {:?} is neither a GPU index nor a GPU UUID; {GPU_LIST_GRAMMAR}",
+                crate::sanitize::clean_line(item, 60)
+            ));
+        }
+        out.push(GpuSelector::Uuid(item.to_string()));
+    }
+    Ok(out)
+}
+
 /// `--gpu 0,2` or UUIDs → indexes, against the GPUs of the snapshot.
 pub(crate) fn gpu_filter(list: Option<&str>, snap: &Snapshot) -> Result<GpuFilter, String> {
     let Some(list) = list else { return Ok(None) };
+    let selectors = parse_gpu_list(list)?;
     let gpus = snap.gpu_list();
     if gpus.is_empty() {
         // Nothing to select from (no driver, say): the findings say why.
         return Ok(None);
     }
     let mut out = Vec::new();
-    for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        let found = if let Ok(i) = item.parse::<u32>() {
-            gpus.iter().find(|g| g.index == i)
-        } else {
-            gpus.iter()
-                .find(|g| g.uuid.get().is_some_and(|u| u.starts_with(item)))
+    for sel in selectors {
+        let found = match &sel {
+            GpuSelector::Index(i) => gpus.iter().find(|g| g.index == *i),
+            GpuSelector::Uuid(u) => gpus.iter().find(|g| {
+                g.uuid.get().is_some_and(|x| {
+                    x.get(..u.len())
+                        .is_some_and(|head| head.eq_ignore_ascii_case(u))
+                })
+            }),
         };
         match found {
             Some(g) => out.push(g.index),
             None => {
+                let item = match &sel {
+                    GpuSelector::Index(i) => i.to_string(),
+                    GpuSelector::Uuid(u) => crate::sanitize::clean_line(u, 60),
+                };
                 return Err(format!(
                     "--gpu {item}: no such GPU here (indexes 0..{}, or a UUID prefix)",
                     gpus.len().saturating_sub(1)
-                ))
+                ));
             }
         }
     }
@@ -231,7 +295,8 @@ pub fn evaluate(snap: Snapshot, matrix: &Matrix, opts: &RuleOptions, sel: &Selec
 }
 
 /// The report of a run: the rules, the findings of the selected GPUs (`--gpu`), and the policy's
-/// severities and waivers.
+/// severities and waivers. `left_out_by` says who left out the rules `sel` does not select
+/// (the user's `--only` / `--skip`, or the command itself).
 pub(crate) fn judge(
     snap: Snapshot,
     matrix: &Matrix,
@@ -239,6 +304,7 @@ pub(crate) fn judge(
     sel: &Selection,
     gpus: &GpuFilter,
     policy: Option<&crate::policy::Policy>,
+    left_out_by: &str,
 ) -> Report {
     let mut report = evaluate(snap, matrix, opts, sel);
     if let Some(keep) = gpus {
@@ -248,6 +314,10 @@ pub(crate) fn judge(
     }
     if let Some(p) = policy {
         p.apply(&mut report.findings, today());
+        // What the policy adds (expired waivers) honours --only / --skip like the rules do.
+        report
+            .findings
+            .retain(|f| crate::rules::doc(&f.rule).is_none_or(|d| sel.selects(&d)));
     }
     // What --only / --skip left out: its areas are not checked, never "ok".
     let skipped = crate::rules::all()
@@ -258,7 +328,13 @@ pub(crate) fn judge(
             area: r.doc.area,
         })
         .collect();
-    Report::with_skipped(report.findings, report.snapshot, report.matrix, skipped)
+    Report::with_skipped(
+        report.findings,
+        report.snapshot,
+        report.matrix,
+        skipped,
+        left_out_by,
+    )
 }
 
 /// The lowest severity that fails the run.

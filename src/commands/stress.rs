@@ -56,6 +56,9 @@ pub(crate) fn stress(a: StressArgs) -> Output {
     if !(tests.0 || tests.1) {
         return Output::tool_error("--tests names no test: use memory, compute or memory,compute");
     }
+    if let Some(Err(e)) = a.gpu.as_deref().map(parse_gpu_list) {
+        return Output::tool_error(e);
+    }
     if a.inject_faults > st::MAX_LOG {
         return Output::tool_error(format!(
             "--inject-faults takes at most {} flips",
@@ -91,20 +94,20 @@ pub(crate) fn stress(a: StressArgs) -> Output {
         None => None,
         Some(list) if sim.is_some() => {
             let mut v = Vec::new();
-            for part in list.split(',') {
-                match part.trim().parse::<u32>() {
-                    Ok(i) if nvml_gpus.iter().any(|(n, _)| *n == i) => v.push(i),
-                    Ok(i) => {
+            for sel in parse_gpu_list(list).unwrap_or_default() {
+                match sel {
+                    GpuSelector::Index(i) if nvml_gpus.iter().any(|(n, _)| *n == i) => v.push(i),
+                    GpuSelector::Index(i) => {
                         return Output::tool_error(format!(
                             "--gpu {i}: no such GPU here (indexes 0..{})",
                             nvml_gpus.len().saturating_sub(1)
                         ))
                     }
-                    Err(_) => {
+                    GpuSelector::Uuid(u) => {
                         return Output::tool_error(format!(
-                            "--gpu: '{}' is not a GPU index",
-                            crate::sanitize::clean_line(part, 40)
-                        ))
+                        "--gpu: '{}' is not a GPU index (the simulated GPUs are selected by index)",
+                        crate::sanitize::clean_line(&u, 40)
+                    ))
                     }
                 }
             }
@@ -171,15 +174,28 @@ pub(crate) fn stress(a: StressArgs) -> Output {
         }
     });
     snap.stress = Some(result);
+    // Stress judges its own run (and the policy's expired waivers), nothing else: the other
+    // areas are `gpudoctor check`'s.
     let sel = Selection {
-        only: vec!["stress.".into()],
+        only: vec![
+            "stress.".into(),
+            crate::rules::policy_waiver_expired::RULE.doc.id.into(),
+        ],
         skip: Vec::new(),
     };
     let opts = match policy_options(policy.as_ref(), a.policy.node_class.as_deref(), &snap, None) {
         Ok(x) => x,
         Err(e) => return Output::tool_error(e),
     };
-    let report = judge(snap, &matrix, &opts, &sel, &None, policy.as_ref());
+    let report = judge(
+        snap,
+        &matrix,
+        &opts,
+        &sel,
+        &None,
+        policy.as_ref(),
+        "gpudoctor stress, which judges only the GPUs under load (gpudoctor check runs the rest)",
+    );
     let fail_on = fail_severity(a.fail_on);
     let status = match signal {
         Some(15) => ExitStatus::Terminated,
@@ -194,7 +210,13 @@ pub(crate) fn stress(a: StressArgs) -> Output {
                 color: use_color(a.color),
                 all_facts: true,
                 gpus: None,
-                areas: Some(vec![crate::report::Area::Stress]),
+                // Its own area, and any other a finding is in (an expired waiver's): the
+                // summary line counts what is shown.
+                areas: Some(
+                    std::iter::once(crate::report::Area::Stress)
+                        .chain(report.findings.iter().map(|f| f.area))
+                        .collect(),
+                ),
             },
         ),
         StressFormat::Json => match render::json::render(&report) {

@@ -228,7 +228,7 @@ impl Catalog {
             let file: CatalogFile = match serde_saphyr::from_str(&text) {
                 Ok(f) => f,
                 Err(e) => {
-                    let (at, message) = crate::userfile::yaml_error(&name, &e);
+                    let (at, message) = crate::userfile::yaml_error(&name, &text, &e);
                     errors.push(format!("{at}: {message}"));
                     continue;
                 }

@@ -409,11 +409,21 @@ pub fn render(input_label: &str, matches: &[Match], lines: Option<u64>) -> Strin
             (Some(c), Some(l)) => format!(" — {c} time(s), first at line {l}"),
             _ => String::new(),
         };
+        // A code leads its name ("0xC0000409 STATUS_STACK_BUFFER_OVERRUN"); a message
+        // signature's code is the catalog's id, which says nothing a name does not: the name
+        // alone heads it (the id stays in --json).
+        let head = if m.kind == "signature" {
+            crate::sanitize::clean(&m.name)
+        } else {
+            format!(
+                "{} {}",
+                crate::sanitize::clean(&code),
+                crate::sanitize::clean(&m.name)
+            )
+        };
         s.push_str(&format!(
-            "{}. {} {} ({}, {}){seen}\n",
+            "{}. {head} ({}, {}){seen}\n",
             i + 1,
-            crate::sanitize::clean(&code),
-            m.name,
             m.category.as_str(),
             match m.confidence {
                 "high" => "most likely",

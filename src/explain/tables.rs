@@ -151,7 +151,7 @@ pub fn tables() -> Option<&'static Tables> {
 /// twice, well-formed Xid ranges. Errors name the file (and the line where the YAML says).
 pub fn parse(name: &str, text: &str) -> Result<Tables, Vec<String>> {
     let t: Tables = serde_saphyr::from_str(text).map_err(|e| {
-        let (at, message) = crate::userfile::yaml_error(name, &e);
+        let (at, message) = crate::userfile::yaml_error(name, text, &e);
         vec![format!("{at}: {message}")]
     })?;
     let mut errors = Vec::new();

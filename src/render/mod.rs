@@ -65,8 +65,11 @@ pub fn areas<'a>(report: &'a Report, gpus: &GpuFilter) -> Vec<AreaView<'a>> {
         .collect()
 }
 
-/// "N errors, M warnings in K of 8 categories." or "No issues found.", then what was waived and
-/// what was not checked: a summary never claims more than was checked.
+/// "N errors, M warnings in K of N categories." or "No issues found.", then what was waived and
+/// what was not checked: a summary never claims more than was checked. K counts the categories
+/// shown that hold an error or warning that counts (not waived), whatever their mark (a warning
+/// that the matrix is stale leaves the mark at `?`); with one category shown (`stress`) there is
+/// nothing to count out of.
 pub fn summary_line(report: &Report, views: &[AreaView]) -> String {
     let e = report.summary.errors;
     let w = report.summary.warnings;
@@ -75,7 +78,15 @@ pub fn summary_line(report: &Report, views: &[AreaView]) -> String {
     } else {
         let k = views
             .iter()
-            .filter(|v| matches!(v.mark, Mark::Error | Mark::Warning))
+            .filter(|v| {
+                v.findings.iter().any(|f| {
+                    f.waived.is_none()
+                        && matches!(
+                            f.severity,
+                            crate::report::Severity::Error | crate::report::Severity::Warning
+                        )
+                })
+            })
             .count();
         let mut parts = Vec::new();
         if e > 0 {
@@ -84,7 +95,11 @@ pub fn summary_line(report: &Report, views: &[AreaView]) -> String {
         if w > 0 {
             parts.push(format!("{w} warning{}", if w == 1 { "" } else { "s" }));
         }
-        format!("{} in {k} of {} categories.", parts.join(", "), views.len())
+        if views.len() > 1 {
+            format!("{} in {k} of {} categories.", parts.join(", "), views.len())
+        } else {
+            format!("{}.", parts.join(", "))
+        }
     };
     if report.summary.waived > 0 {
         line.push_str(&format!(" {} waived.", report.summary.waived));

@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use super::{Context, Rule, RuleDoc};
+use super::{unprobed, Context, Rule, RuleDoc};
 use crate::report::{Area, Category, Finding, Severity};
 
 pub const RULE: Rule = Rule {
@@ -12,7 +12,7 @@ pub const RULE: Rule = Rule {
         category: Category::CpuOnlyBuild,
         area: Area::Frameworks,
         summary: "A CPU-only PyTorch, TensorFlow or JAX is installed on a machine with NVIDIA GPUs",
-        what: "Reads torch/version.py (cuda, hip, the +cpu tag), TensorFlow's build_info (is_cuda_build; the tensorflow-cpu package) and whether a JAX CUDA plugin is installed, in every Python environment found.",
+        what: "Reads torch/version.py (cuda, hip, the +cpu tag), TensorFlow's build_info (is_cuda_build; the tensorflow-cpu package) and whether a JAX CUDA plugin is installed, in every Python environment found; on native Windows, TensorFlow from 2.11 and every JAX CUDA build run on the CPU only (the matrix's windows_gpu).",
         why: "A CPU-only build runs silently on the CPU: torch.cuda.is_available() is False, TensorFlow lists no GPU, JAX uses the CPU backend. Training is 10-100x slower and nothing says why.",
         fix: "Install the CUDA build: pip install torch --index-url https://download.pytorch.org/whl/cu128 (pick the CUDA your driver supports), pip install 'tensorflow[and-cuda]', pip install 'jax[cuda12]'.",
     },
@@ -21,7 +21,11 @@ pub const RULE: Rule = Rule {
 
 fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
     let gpus = ctx.gpus_exist() || ctx.snap.is_assumed("gpu") || ctx.snap.is_assumed("gpu.cc");
-    if !gpus {
+    // `--no-probe`: whether there are GPUs is not known. A CPU-only build may be what the user
+    // wants then, but a GPU build on native Windows that cannot use a GPU (TensorFlow from 2.11,
+    // any JAX CUDA plugin) is never what anyone installs it for.
+    let gpus_unknown = unprobed(&ctx.snap.gpus) && unprobed(&ctx.snap.driver.pci_devices);
+    if !gpus && !gpus_unknown {
         return Vec::new();
     }
     let mut out = Vec::new();
@@ -30,7 +34,7 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
             .interpreter
             .clone()
             .unwrap_or_else(|| "python".to_string());
-        if let Some(t) = env.torch.as_ref().filter(|t| t.is_cpu_only()) {
+        if let Some(t) = env.torch.as_ref().filter(|t| gpus && t.is_cpu_only()) {
             out.push(
                 doc.finding(
                     Severity::Error,
@@ -50,6 +54,7 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
             let windows = ctx.snap.host.get().is_some_and(|h| h.os == "windows");
             // Native Windows GPU support ended with TensorFlow 2.10 (compat-facts.md §6).
             if windows
+                && (gpus || !cpu_pkg)
                 && ctx
                     .matrix
                     .tensorflow(&tf.version)
@@ -65,6 +70,8 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
                     .evidence(json!({"environment": env.prefix, "tensorflow": tf.version, "os": "windows"}))
                     .link("https://www.tensorflow.org/install/pip#windows-native"),
                 );
+            } else if !gpus {
+                // Not known to have GPUs: the rest is about builds a GPU machine should not have.
             } else if let Some(gpu_pkg) = ctx
                 .matrix
                 .tensorflow(&tf.version)
@@ -105,7 +112,25 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
                 );
             }
         }
-        if let Some(jax) = env.package("jax") {
+        if let Some((jax, major)) = env.package("jax").and_then(|j| {
+            crate::compat::jax_cuda_major(env)
+                .filter(|&m| {
+                    crate::compat::jax_windows_cpu_only(ctx.snap, ctx.matrix, &j.version, m)
+                })
+                .map(|m| (j, m))
+        }) {
+            // The matrix's windows_gpu: no JAX CUDA build runs on native Windows.
+            out.push(
+                doc.finding(
+                    Severity::Error,
+                    format!("JAX {} has no GPU support on native Windows", jax.version),
+                    format!("In {}, JAX {} has the CUDA {major} plugin installed, but JAX's CUDA builds run on Linux only: on native Windows jax.devices() lists only the CPU. JAX uses an NVIDIA GPU on Windows only under WSL2.", env.label(), jax.version),
+                )
+                .fix("Run JAX in WSL2 (a Linux distribution under Windows, using the Windows NVIDIA driver), and install it there with its CUDA plugin:", &["wsl --install", "python3 -m pip install -U \"jax[cuda12]\""])
+                .evidence(json!({"environment": env.prefix, "jax": jax.version, "cuda_plugin": major, "os": "windows"}))
+                .link("https://docs.jax.dev/en/latest/installation.html#supported-platforms"),
+            );
+        } else if let Some(jax) = env.package("jax").filter(|_| gpus) {
             let plugin = env.package_prefixed(&["jax-cuda", "jax-rocm"]);
             let cuda_jaxlib = env
                 .package("jaxlib")

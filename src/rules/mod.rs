@@ -33,6 +33,7 @@ mod library_path_conflict;
 mod matrix_stale;
 mod nvml_failed;
 mod policy_thresholds;
+pub mod policy_waiver_expired;
 mod probe_crashed;
 mod probe_timeout;
 mod smoke_failed;
@@ -219,6 +220,7 @@ pub fn all() -> Vec<Rule> {
         cuda_visible_devices::RULE,
         debug_injection::RULE,
         policy_thresholds::RULE,
+        policy_waiver_expired::RULE,
         probe_timeout::RULE,
         probe_crashed::RULE,
         nvml_failed::RULE,
