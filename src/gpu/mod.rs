@@ -9,6 +9,7 @@
 pub mod cublas;
 pub mod cuda;
 pub mod cudadrv;
+pub mod fmaf;
 pub mod sim;
 pub mod smoke;
 pub mod stress;
