@@ -18,7 +18,7 @@ pub mod watch;
 use crate::report::Category;
 use crate::snapshot::GpuCallError;
 
-/// The smoke kernels, PTX ISA 7.0 for sm_52 (see the file's header).
+/// The smoke kernels, PTX ISA 7.0 for sm_50 (see the file's header).
 pub const SMOKE_PTX: &str = include_str!("smoke.ptx");
 /// The stress kernels (memory patterns, fault injection, FMA burn, result comparison).
 pub const STRESS_PTX: &str = include_str!("stress.ptx");

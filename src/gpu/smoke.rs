@@ -5,7 +5,7 @@
 //! 2. `memory`: 64 MiB written from the host, read back, every byte compared.
 //! 3. `pcie`: host-to-device and device-to-host copy rates with pinned memory, one GPU at a
 //!    time (GPUs sharing a PCIe switch would otherwise each see a share of it).
-//! 4. `module`: our own PTX (ISA 7.0, sm_52), JIT-compiled by the driver for this GPU.
+//! 4. `module`: our own PTX (ISA 7.0, sm_50), JIT-compiled by the driver for this GPU.
 //! 5. `kernel`: integer and floating-point results compared exactly with the host's.
 //! 6. `d2d`: a device-to-device copy through the SMs, its rate, the copy verified.
 //! 7. `sgemm`: with cuBLAS, a 512 x 512 x 512 SGEMM against a host reference.
@@ -363,7 +363,7 @@ fn steps_on(
     let t = Instant::now();
     let r = dev.load_module(SMOKE_PTX).map(|_| {
         let (a, b) = dev.info().compute_capability;
-        format!("gpudoctor's PTX (ISA 7.0, sm_52) JIT-compiled by the driver for sm_{a}{b}")
+        format!("gpudoctor's PTX (ISA 7.0, sm_50) JIT-compiled by the driver for sm_{a}{b}")
     });
     if !record(shared, "module", t, r) {
         return false;
