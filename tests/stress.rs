@@ -722,3 +722,67 @@ fn a_run_without_a_full_memory_round_warns() {
         "gpudoctor stress --minutes 5 --gpu 0"
     );
 }
+
+/// A simulated backend whose GPU `held` refuses a context (another job holds it in
+/// EXCLUSIVE_PROCESS mode: CUDA_ERROR_DEVICE_UNAVAILABLE, 46) and which counts opens.
+struct Held {
+    sim: SimBackend,
+    held: u32,
+    opened: std::sync::atomic::AtomicU32,
+}
+
+impl gpudoctor::gpu::Backend for Held {
+    fn init(&self) -> Result<i32, gpudoctor::snapshot::GpuCallError> {
+        self.sim.init()
+    }
+    fn device_count(&self) -> Result<u32, gpudoctor::snapshot::GpuCallError> {
+        self.sim.device_count()
+    }
+    fn describe(
+        &self,
+        ordinal: u32,
+    ) -> Result<gpudoctor::gpu::DeviceInfo, gpudoctor::snapshot::GpuCallError> {
+        self.sim.describe(ordinal)
+    }
+    fn open(
+        &self,
+        ordinal: u32,
+    ) -> Result<Box<dyn gpudoctor::gpu::Device>, gpudoctor::snapshot::GpuCallError> {
+        if ordinal == self.held {
+            return Err(gpudoctor::snapshot::GpuCallError {
+                call: "cuDevicePrimaryCtxRetain".into(),
+                code: Some(46),
+                name: "CUDA_ERROR_DEVICE_UNAVAILABLE".into(),
+                message: "held by another process".into(),
+            });
+        }
+        self.opened
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.sim.open(ordinal)
+    }
+    fn cublas(&self) -> Result<String, String> {
+        self.sim.cublas()
+    }
+}
+
+/// `stress --gpu 0` beside a GPU another job holds exclusively: that GPU is never opened (no
+/// context retained on it) and not reported failed. Every GPU used to be opened before the
+/// selection was applied (issue 29 item 3).
+#[test]
+fn an_unselected_gpu_is_never_opened() {
+    let b = Arc::new(Held {
+        sim: sim(2, 4, ""),
+        held: 1,
+        opened: std::sync::atomic::AtomicU32::new(0),
+    });
+    let mut o = opts(0.5);
+    o.selected = Some(vec![0]);
+    let m = SimMonitor::new(&SimFaults::default());
+    let r = stress::run(b.clone(), &o, Some(Box::new(m)), &mut |_| {});
+    assert_eq!(b.opened.load(std::sync::atomic::Ordering::SeqCst), 1);
+    let failed: Vec<_> = r.gpus.iter().filter(|g| g.failure.is_some()).collect();
+    assert!(failed.is_empty(), "{failed:#?}");
+    let idx: Vec<Option<u32>> = r.gpus.iter().map(|g| g.index).collect();
+    assert_eq!(idx, [Some(0)]);
+    assert!(r.gpus[0].memory_rounds > 0 || r.gpus[0].compute_launches > 0);
+}

@@ -578,18 +578,16 @@ fn worker(
     blas: bool,
     tx: &mpsc::Sender<Event>,
 ) {
-    let mut dev = match backend.open(ordinal) {
-        Ok(d) => d,
-        Err(error) => {
-            update(shared, |g| g.failure = Some(error.clone()));
-            let _ = tx.send(Event::Failed {
-                gpu: ordinal,
-                error,
-            });
-            return;
-        }
+    let fail = |gpu: u32, error: GpuCallError| {
+        update(shared, |g| g.failure = Some(error.clone()));
+        let _ = tx.send(Event::Failed { gpu, error });
     };
-    let info = dev.info().clone();
+    // Described (no context) and matched with --gpu before it is opened: an unselected GPU
+    // gets no context (issue 29 item 3; see Backend::describe).
+    let info = match backend.describe(ordinal) {
+        Ok(i) => i,
+        Err(error) => return fail(ordinal, error),
+    };
     let (index, wanted) = super::nvml_index(&info, &opts.nvml_gpus, opts.selected.as_deref());
     if !wanted {
         return;
@@ -599,6 +597,10 @@ fn worker(
         g.index = index;
         g.name = Some(info.name.clone());
     });
+    let mut dev = match backend.open(ordinal) {
+        Ok(d) => d,
+        Err(error) => return fail(gpu, error),
+    };
     let r = stress_device(dev.as_mut(), gpu, shared, opts, until, blas, tx);
     if let Err(error) = r {
         update(shared, |g| g.failure = Some(error.clone()));
