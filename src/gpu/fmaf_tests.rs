@@ -137,7 +137,7 @@ fn same(x: f32, y: f32) -> bool {
 #[test]
 fn agrees_with_the_cpus_fma_instruction() {
     if !std::arch::is_x86_feature_detected!("fma") {
-        eprintln!("no FMA3 on this CPU: compared with glibc's fmaf only");
+        // No FMA3 on this CPU: `agrees_with_glibc` and the known cases still compare.
         return;
     }
     let mut n = 0;

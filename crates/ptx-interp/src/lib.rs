@@ -943,7 +943,7 @@ impl Thread<'_> {
 }
 
 fn aligned(addr: u64, n: usize, line: usize) -> Result<(), Error> {
-    if addr % n as u64 != 0 {
+    if !addr.is_multiple_of(n as u64) {
         return err(format!(
             "line {line}: misaligned address {addr:#x} for a {n}-byte access (CUDA_ERROR_MISALIGNED_ADDRESS)"
         ));
