@@ -226,7 +226,7 @@ fn a_compute_5_0_gpu_runs_our_ptx() {
 fn stress(tests: &str, env: &[(&str, &str)], seconds: &str) -> (i32, serde_json::Value) {
     let d = driver_dir();
     let mut e: Vec<(&str, &str)> = vec![
-        ("STANDIN_MEM_MIB", "4"),
+        ("STANDIN_MEM_MIB", "2"),
         ("STANDIN_SMS", "1"),
         // Each of fma_burn's 64 thread classes once (its 2048 threads take seconds here).
         ("STANDIN_THREADS", "fma_burn:64"),
@@ -241,16 +241,18 @@ fn stress(tests: &str, env: &[(&str, &str)], seconds: &str) -> (i32, serde_json:
 }
 
 /// `stress` through the driver API: the memory patterns (a whole round of moving inversions
-/// over the stand-in's 4 MiB) and the FMA burn run as PTX in the interpreter; healthy, every
+/// over the stand-in's 2 MiB) and the FMA burn run as PTX in the interpreter; healthy, every
 /// result verifies (fma_burn's 64 classes against the host's fused twin).
 #[test]
 fn stress_passes_on_a_healthy_standin_gpu() {
-    let (code, v) = stress("memory", &[], "3");
+    // A round is about 30 MB of traffic at some 40 MB/s in the interpreter: 4 s leaves room on
+    // a busy CI machine.
+    let (code, v) = stress("memory", &[], "4");
     let g = &v["snapshot"]["stress"]["gpus"][0];
     assert_eq!(code, 0, "{:#}", v["findings"]);
-    assert_eq!(v["verdict"], "pass");
+    assert_eq!(v["verdict"], "pass", "{:#}", v["findings"]);
     assert!(g["memory_rounds"].as_u64().unwrap() >= 1, "{g:#}");
-    assert!(g["tested_bytes"].as_u64().unwrap() >= 3 << 20, "{g:#}");
+    assert!(g["tested_bytes"].as_u64().unwrap() >= 1 << 20, "{g:#}");
     assert_eq!(g["memory_errors"], 0, "{g:#}");
     let (code, v) = stress("compute", &[], "1");
     let g = &v["snapshot"]["stress"]["gpus"][0];
@@ -271,11 +273,11 @@ fn stress_finds_a_stuck_bit() {
     assert_eq!(g["first_memory_errors"][0]["offset"], 400, "{g:#}");
 }
 
-/// A launch failing mid-run with CUDA_ERROR_ILLEGAL_ADDRESS (the tenth launch, after the
-/// bandwidth copies and the first fills): the GPU fails with the call and code named.
+/// A launch failing mid-run with CUDA_ERROR_ILLEGAL_ADDRESS (the sixth launch, after the
+/// four bandwidth copies and the first fill): the GPU fails with the call and code named.
 #[test]
 fn stress_names_a_failing_launch() {
-    let (code, v) = stress("memory", &[("STANDIN_LAUNCH_ERROR", "700@10")], "2");
+    let (code, v) = stress("memory", &[("STANDIN_LAUNCH_ERROR", "700@6")], "2");
     assert_eq!(code, 1, "{:#}", v["findings"]);
     let g = &v["snapshot"]["stress"]["gpus"][0];
     assert_eq!(g["failure"]["code"], 700, "{g:#}");
