@@ -857,6 +857,7 @@ fn an_unselected_gpu_is_never_opened() {
 /// A helper standing in for `gpudoctor __probe-lib cudnn-handle`: it answers like cuDNN on a
 /// GPU in EXCLUSIVE_PROCESS mode, where cudnnCreate cannot get a context while `held` exists
 /// (another process, gpudoctor, holds one), and sleeps `sleep` seconds first.
+#[cfg(unix)]
 fn cudnn_helper(dir: &std::path::Path, held: &std::path::Path, sleep: u32) -> std::path::PathBuf {
     use std::os::unix::fs::PermissionsExt;
     let p = dir.join("helper.sh");
