@@ -3,19 +3,21 @@
 //! the shipped binary.
 //!
 //! Semantics follow the PTX ISA (NVIDIA, "Parallel Thread Execution ISA", version 7.0 and
-//! later; section numbers below are the 8.x document's):
+//! later), by instruction:
 //! - integer `add`/`sub`/`mul.lo`/`mad.lo` wrap modulo 2^n; `mul.wide.u32` gives the full
-//!   64-bit product (9.7.1.x);
+//!   64-bit product ("Integer Arithmetic Instructions");
 //! - `shl`/`shr` clamp shift amounts above the register width to the width, so they give 0
-//!   (`shr.s` gives the sign) (9.7.7.7, 9.7.7.8);
+//!   (`shr.s` gives the sign) ("Logic and Shift Instructions");
 //! - `add`/`sub`/`mul.rn.f32` are IEEE 754 binary32 operations rounded to nearest even;
-//!   `fma.rn.f32` computes `a * b + c` in infinite precision, rounded once (9.7.3.6);
+//!   `fma.rn.f32` computes `a * b + c` in infinite precision, rounded once ("Floating Point
+//!   Instructions: fma");
 //! - `cvt.rn.f32.u32` rounds to nearest even; `cvt.u32.u64` truncates; `cvt.u64.u32` zero-extends;
-//! - `setp` on `.f32` with `eq lt le gt ge` is false when either operand is NaN, `ne` too
-//!   (the ordered comparisons, 9.7.3.x "setp");
-//! - `ld`/`st`/`atom` need naturally aligned addresses (5.4.x "Alignment"); a misaligned access
-//!   is an error here, as it is on a GPU (CUDA_ERROR_MISALIGNED_ADDRESS, 716);
-//! - integer division by zero is "unspecified, machine-specific" in PTX (9.7.1.x `div`): an
+//! - `setp` on `.f32` with `eq lt le gt ge ne` is false when either operand is NaN (the ordered
+//!   comparisons; the unordered ones end in `u`);
+//! - `ld`/`st`/`atom` need naturally aligned addresses, a vector access its whole size
+//!   ("Vectors": alignment); a misaligned access is an error here, as it is on a GPU
+//!   (CUDA_ERROR_MISALIGNED_ADDRESS, 716);
+//! - integer division by zero gives an unspecified, machine-specific value in PTX (`div`): an
 //!   error here, so a kernel that could divide by zero fails its test.
 //!
 //! Threads are run one after another, each to its end. That is exact for kernels without
