@@ -340,7 +340,7 @@ fn fma_burn_matches_its_host_twin_in_every_class() {
     assert_eq!(fma_errors(8, 3, 128, Some(5)), 6);
 }
 
-/// An unfused host multiply-add (mingw-w64's fmaf) would make every class disagree with what
+/// An unfused host multiply-add (two roundings) would make every class disagree with what
 /// the kernel computes: the interpreter's FMA is fused like a GPU's.
 #[test]
 fn an_unfused_host_twin_disagrees_with_the_kernel() {

@@ -7,7 +7,8 @@ fn f(bits: u32) -> f32 {
     f32::from_bits(bits)
 }
 
-/// An unfused multiply-add: two roundings (what mingw-w64's fmaf does).
+/// An unfused multiply-add: two roundings (one way a C library's fmaf can be wrong;
+/// mingw-w64's is wrong in another, see the module's header).
 fn unfused(a: f32, b: f32, c: f32) -> f32 {
     a * b + c
 }
@@ -57,9 +58,8 @@ fn known_fused_results() {
 }
 
 /// The class-0 value of `fma_burn` after 8192 steps: 0x426ad214 is what a GPU computes (issue
-/// 29) and what the fused host twin must give. With an unfused multiply-add (two roundings,
-/// as mingw-w64's fmaf does) every one of the 64 classes comes out different, so the check
-/// would flag every healthy GPU.
+/// 29) and what the fused host twin must give. With an unfused multiply-add (two roundings)
+/// every one of the 64 classes comes out different, so the check would flag every healthy GPU.
 #[test]
 fn fma_burn_class_zero_is_the_gpus_value() {
     let v = crate::gpu::stress::fma_burn_expected(8192);
