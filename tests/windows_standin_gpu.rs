@@ -43,7 +43,9 @@ fn smoke_kernels_match_the_host_on_windows() {
     assert_ne!(ran.code, 2, "{}", ran.stderr);
     let j = ran.json();
     let gpu = &j["snapshot"]["smoke"]["value"]["gpus"][0];
-    let steps = gpu["steps"].as_array().unwrap_or_else(|| panic!("{:#}", j["snapshot"]["smoke"]));
+    let steps = gpu["steps"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{:#}", j["snapshot"]["smoke"]));
     let st: Vec<(&str, &str)> = steps
         .iter()
         .map(|s| (s["name"].as_str().unwrap(), s["status"].as_str().unwrap()))
@@ -71,7 +73,11 @@ fn the_fma_burn_verifies_on_windows() {
     );
     let j = ran.json();
     let g = &j["snapshot"]["stress"]["gpus"][0];
-    assert!(g["compute_launches"].as_u64().unwrap_or(0) >= 1, "{g:#}\n{}", ran.stderr);
+    assert!(
+        g["compute_launches"].as_u64().unwrap_or(0) >= 1,
+        "{g:#}\n{}",
+        ran.stderr
+    );
     assert_eq!(g["compute_errors"], 0, "{g:#}");
     assert_eq!(ran.code, 0, "{:#}", j["findings"]);
 }
