@@ -61,8 +61,8 @@ mkdir -p "$GPUDOCTOR_WIN_STANDINS/gpu"
 cp "$target_dir/$TARGET/debug/standin_cuda.dll" "$GPUDOCTOR_WIN_STANDINS/gpu/nvcuda.dll"
 
 if [ "$clippy" = 1 ]; then
-  echo "== cargo clippy --target $TARGET --all-targets -- -D warnings"
-  cargo clippy --target "$TARGET" --all-targets -- -D warnings
+  echo "== cargo clippy --target $TARGET --workspace --all-targets -- -D warnings"
+  cargo clippy --target "$TARGET" --workspace --all-targets -- -D warnings
 fi
 echo "== cargo test --target $TARGET (under Wine)"
 case " $* " in
