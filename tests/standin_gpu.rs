@@ -283,3 +283,22 @@ fn stress_names_a_failing_launch() {
     assert_eq!(g["failure"]["code"], 700, "{g:#}");
     assert_eq!(g["failure"]["call"], "cuLaunchKernel", "{g:#}");
 }
+
+/// A GPU whose FMA units round twice: every fma_burn class differs from the host's fused twin,
+/// and the compute test fails the GPU (stress_failure).
+#[test]
+fn stress_finds_wrong_fma_results() {
+    let (code, v) = stress("compute", &[("STANDIN_FMA", "faulty")], "2");
+    assert_eq!(code, 1, "{:#}", v["findings"]);
+    let g = &v["snapshot"]["stress"]["gpus"][0];
+    let launches = g["compute_launches"].as_u64().unwrap();
+    assert!(launches >= 1, "{g:#}");
+    // 64 threads run (STANDIN_THREADS), one per class, every one wrong.
+    assert_eq!(
+        g["compute_errors"].as_u64().unwrap(),
+        64 * launches,
+        "{g:#}"
+    );
+    let f = common::finding(&v, "stress.compute");
+    assert_eq!(f["category"], "stress_failure", "{f:#}");
+}

@@ -864,10 +864,21 @@ fn parse_instr(
     })
 }
 
+static FAULTY_FMA: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Makes `fma.rn.f32` compute `a * b + c` with two roundings from now on: a GPU whose FMA units
+/// compute wrong (a stand-in driver's fault on demand).
+pub fn set_faulty_fma(on: bool) {
+    FAULTY_FMA.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
 /// `a * b + c` rounded once: the CPU's own FMA instruction where there is one (x86_64 FMA3),
 /// else the C library's `fmaf` (correct in glibc). The interpreter does not use gpudoctor's
 /// software `fmaf`, so a mistake there shows as a mismatch between kernel and host twin.
 pub fn fma_f32(a: f32, b: f32, c: f32) -> f32 {
+    if FAULTY_FMA.load(std::sync::atomic::Ordering::Relaxed) {
+        return a * b + c;
+    }
     #[cfg(target_arch = "x86_64")]
     {
         if std::arch::is_x86_feature_detected!("fma") {

@@ -16,6 +16,7 @@
 //!   others do nothing). For speed only: `fma_burn:64` runs each of the FMA burn's 64 thread
 //!   classes once instead of its 2048 threads x 8192 steps, which take seconds in the
 //!   interpreter;
+//! - `STANDIN_FMA=faulty`: `fma.rn.f32` rounds twice (a GPU whose FMA units compute wrong);
 //! - `STANDIN_ALLOC_LIMIT_MIB=N`: an allocation of more than N MiB is out of memory (2);
 //! - `STANDIN_EXCLUSIVE=FILE`: EXCLUSIVE_PROCESS compute mode across processes: a primary
 //!   context is refused with CUDA_ERROR_DEVICE_UNAVAILABLE (46) while FILE names another live
@@ -694,6 +695,7 @@ pub unsafe extern "C" fn cuLaunchKernel(
             std::ptr::copy_nonoverlapping(p.cast::<u8>(), b.as_mut_ptr(), n);
             values.push(u64::from_le_bytes(b));
         }
+        ptx_interp::set_faulty_fma(std::env::var("STANDIN_FMA").as_deref() == Ok("faulty"));
         let mut m = DevMem {
             allocs: &mut s.allocs,
             stuck: stuck(),
