@@ -54,10 +54,15 @@ x86_64-w64-mingw32-gcc -shared -O1 -o "$GPUDOCTOR_WIN_STANDINS/nvml.dll" tests/s
 x86_64-w64-mingw32-windres tests/standin/nvcuda.rc -O coff -o "$GPUDOCTOR_WIN_STANDINS/nvcuda.res"
 x86_64-w64-mingw32-gcc -shared -O1 -o "$GPUDOCTOR_WIN_STANDINS/nvcuda.dll" tests/standin/libcuda.c \
   "$GPUDOCTOR_WIN_STANDINS/nvcuda.res"
+# The stand-in driver that runs our PTX (crates/standin-cuda, the same source as the Linux
+# tests' libcuda.so.1), as gpu/nvcuda.dll, for tests/windows_standin_gpu.rs.
+cargo build -p standin-cuda --target "$TARGET"
+mkdir -p "$GPUDOCTOR_WIN_STANDINS/gpu"
+cp "$target_dir/$TARGET/debug/standin_cuda.dll" "$GPUDOCTOR_WIN_STANDINS/gpu/nvcuda.dll"
 
 if [ "$clippy" = 1 ]; then
-  echo "== cargo clippy --target $TARGET --all-targets -- -D warnings"
-  cargo clippy --target "$TARGET" --all-targets -- -D warnings
+  echo "== cargo clippy --target $TARGET --workspace --all-targets -- -D warnings"
+  cargo clippy --target "$TARGET" --workspace --all-targets -- -D warnings
 fi
 echo "== cargo test --target $TARGET (under Wine)"
 case " $* " in

@@ -3,13 +3,21 @@
 # lists, with prebuilt binaries, and writes the redacted outputs and figures into one folder of at
 # most 8 files (so they come back from a lent GPU machine).
 #
-#   scripts/validate-gpu.sh [-b BIN] [-o OUTDIR] [--stress-seconds N] [--inject-seconds N] [--quick]
+#   scripts/validate-gpu.sh [-b BIN] [-o OUTDIR] [-s STANDIN] [--stress-seconds N] [--inject-seconds N] [--quick]
 #
 #   -b BIN              the gpudoctor binary (default: .device-bin/gpudoctor, else target/release/gpudoctor)
+#   -s STANDIN          the tests' stand-in driver (libstandin_cuda.so from `cargo build -p
+#                       standin-cuda`; default: .device-bin/libstandin_cuda.so when there): the
+#                       smoke tests and a short stress run go through it too, beside the real
+#                       ones, so what CI sees and what the GPU does can be compared step by step
 #   -o OUTDIR           where the 8 files go (default: $OUT if set, else validation-out/)
 #   --stress-seconds N  length of the main stress run (default 180: `stress --minutes 3`)
 #   --inject-seconds N  length of the fault-injection run (default 60)
 #   --quick             short runs everywhere (for testing the kit itself)
+#
+# Also recorded: each GPU's compute mode (EXCLUSIVE_PROCESS changes what the smoke tests may
+# do) and driver model, and `--gpu 0` runs of check and stress (the selection path, which on a
+# one-GPU machine must give the same results as no selection).
 #
 # Every step has its own deadline (`timeout -k`), so a wedged driver costs that step, not the
 # run; each step's exit status and wall time go into summary.md. Without a GPU (or with the
@@ -28,9 +36,10 @@
 #   explain.txt    a real PyTorch OOM with a second process holding memory; explain --with-check
 # UUIDs, serial numbers and the host name are redacted from every file at the end.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 
 BIN=""
+STANDIN=""
 OUTDIR="${OUT:-validation-out}"
 STRESS_S=180
 INJECT_S=60
@@ -42,7 +51,8 @@ while [ $# -gt 0 ]; do
     --stress-seconds) STRESS_S="$2"; shift 2 ;;
     --inject-seconds) INJECT_S="$2"; shift 2 ;;
     --quick) QUICK=1; STRESS_S=6; INJECT_S=4; shift ;;
-    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
+    -s) STANDIN="$2"; shift 2 ;;
+    -h|--help) sed -n '2,37p' "$0"; exit 0 ;;
     *) echo "validate-gpu.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -56,6 +66,10 @@ if [ -z "$BIN" ] || [ ! -x "$BIN" ]; then
   exit 2
 fi
 BIN="$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")"
+if [ -z "$STANDIN" ]; then
+  [ -f .device-bin/libstandin_cuda.so ] && STANDIN=.device-bin/libstandin_cuda.so
+fi
+[ -n "$STANDIN" ] && STANDIN="$(cd "$(dirname "$STANDIN")" && pwd)/$(basename "$STANDIN")"
 mkdir -p "$OUTDIR" || { echo "validate-gpu.sh: cannot create $OUTDIR" >&2; exit 2; }
 OUTDIR="$(cd "$OUTDIR" && pwd)"
 WORK="$(mktemp -d)"
@@ -113,7 +127,13 @@ note() { echo "$*" >>"$WORK/notes"; }
   fi
   if [ "$HAVE_SMI" = 1 ]; then
     echo "- GPUs: $(timeout 20 nvidia-smi --query-gpu=name,memory.total,persistence_mode,pstate --format=csv,noheader 2>&1 | paste -sd ';')"
+    # Compute mode (Default, Exclusive_Process, Prohibited) and, on Windows, the driver model
+    # (WDDM caps stress's memory test): the smoke tests release the GPU before the cuDNN
+    # helper because of EXCLUSIVE_PROCESS, so say which mode this run saw.
+    echo "- compute mode: $(timeout 20 nvidia-smi --query-gpu=index,compute_mode --format=csv,noheader 2>&1 | paste -sd ';')"
+    echo "- driver model: $(timeout 20 nvidia-smi --query-gpu=index,driver_model.current --format=csv,noheader 2>&1 | paste -sd ';')"
   fi
+  echo "- stand-in driver: ${STANDIN:-none (no -s, no .device-bin/libstandin_cuda.so)}"
   [ -n "$SIM" ] && echo "- simulated GPUs for stress: $SIM (GPUDOCTOR_SIM_GPUS)"
   echo "- python3: ${PY:+$("$PY" -c 'import sys; print(sys.version.split()[0])' 2>&1)}; torch $([ "$HAVE_TORCH" = 1 ] && "$PY" -c 'import torch; print(torch.__version__)' 2>/dev/null || echo absent); cupy $([ "$HAVE_CUPY" = 1 ] && echo present || echo absent)"
 } >>"$S"
@@ -128,10 +148,21 @@ step "check --format line" "$C" 60 "$BIN" check --format line
 step "check --format prometheus" "$C" 60 "$BIN" check --format prometheus
 step "check --format junit" "$C" 60 "$BIN" check --format junit
 step "check --no-smoke --format line" "$C" 60 "$BIN" check --no-smoke --format line
+# --gpu 0: on a one-GPU machine the same smoke results as without it; on several, only GPU 0
+# gets a context (the others are described, not opened).
+step "check --gpu 0 --format line" "$C" 60 "$BIN" check --gpu 0 --format line
 step "check --deep (real torch, JAX, ...)" "$C" 120 "$BIN" check --deep --verbose --color never --timeout 60
 step "recommend" "$C" 60 "$BIN" recommend
 step "recommend --json" "$C" 60 "$BIN" recommend --json
 step "snapshot --redact" "$WORK/misc.log" 60 sh -c "\"$BIN\" snapshot --redact >\"$OUTDIR/snapshot.json\""
+# The same smoke tests through the tests' stand-in driver (our PTX in the PTX interpreter),
+# beside the real run: the steps and their verdicts should agree with the GPU's.
+if [ -n "$STANDIN" ]; then
+  mkdir -p "$WORK/standin"
+  cp "$STANDIN" "$WORK/standin/libcuda.so.1"
+  step "stand-in: check --format json (smoke through the stand-in driver)" "$WORK/misc.log" 120 sh -c "LD_LIBRARY_PATH=\"$WORK/standin\" \"$BIN\" check --format json --timeout 100 >\"$WORK/standin-check.json\""
+  step "stand-in: check --format line" "$C" 120 env LD_LIBRARY_PATH="$WORK/standin" "$BIN" check --format line --timeout 100
+fi
 # Smoke step times, from the JSON report.
 if [ -n "$PY" ] && [ -s "$OUTDIR/check.json" ]; then
   "$PY" - "$OUTDIR/check.json" >>"$WORK/smoke.md" 2>&1 <<'PYEOF'
@@ -157,6 +188,20 @@ for g in v["gpus"]:
         print(f"| {g.get('ordinal')} {g.get('name','')} | {s['name']} | {s['status']} | {s.get('millis')} | {d} |")
     print(f"\nGPU {g.get('ordinal')}: H2D {g.get('h2d_gbps')} GB/s, D2H {g.get('d2h_gbps')} GB/s, D2D {g.get('d2d_gbps')} GB/s, SGEMM {g.get('sgemm_gflops')} GFLOP/s")
 PYEOF
+  if [ -s "$WORK/standin-check.json" ]; then
+    {
+      echo
+      echo "### beside it: the smoke steps through the stand-in driver"
+      echo
+      "$PY" -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+v = ((r.get("snapshot") or {}).get("smoke") or {}).get("value") or {}
+for g in v.get("gpus", []):
+    print("stand-in GPU", g.get("ordinal"), ":", ", ".join(s["name"] + " " + s["status"] for s in g.get("steps", [])))
+' "$WORK/standin-check.json" 2>&1
+    } >>"$WORK/smoke.md"
+  fi
 fi
 
 # ---------------------------------------------------------------- benchmarks
@@ -370,6 +415,13 @@ step "stress --seconds $INJECT_S --inject-faults 100" "$X" $((INJECT_S + 120)) "
 step "stress --memory-fraction 0.97 (CUDA_MODULE_LOADING=LAZY)" "$X" 120 env CUDA_MODULE_LOADING=LAZY "$BIN" stress --seconds "$([ "$QUICK" = 1 ] && echo 3 || echo 20)" --memory-fraction 0.97 --tests memory,compute --format line
 step "stress --memory-fraction 0.97 (CUDA_MODULE_LOADING=EAGER)" "$X" 120 env CUDA_MODULE_LOADING=EAGER "$BIN" stress --seconds "$([ "$QUICK" = 1 ] && echo 3 || echo 20)" --memory-fraction 0.97 --tests memory,compute --format line
 step "stress --memory-fraction 1.0 (refused: exit 2)" "$X" 20 "$BIN" stress --seconds 1 --memory-fraction 1.0
+# --gpu 0 (on a one-GPU machine: the whole machine through the selection path).
+step "stress --gpu 0" "$X" 120 "$BIN" stress --gpu 0 --seconds "$([ "$QUICK" = 1 ] && echo 3 || echo 20)" --format line
+if [ -n "$STANDIN" ] && [ -d "$WORK/standin" ]; then
+  # The tests' stress runs through the stand-in (4 MiB, our PTX interpreted), beside the real.
+  step "stand-in: stress --tests memory --seconds 3" "$X" 60 env LD_LIBRARY_PATH="$WORK/standin" STANDIN_MEM_MIB=4 STANDIN_SMS=1 "$BIN" stress --tests memory --seconds 3 --format line
+  step "stand-in: stress --tests compute --seconds 1" "$X" 60 env LD_LIBRARY_PATH="$WORK/standin" STANDIN_MEM_MIB=4 STANDIN_SMS=1 STANDIN_THREADS=fma_burn:64 "$BIN" stress --tests compute --seconds 1 --format line
+fi
 
 # Stress figures: memory/copy, coverage, FMA/SGEMM, fp16/bf16, found == injected.
 if [ -n "$PY" ] && [ -s "$OUTDIR/stress.json" ]; then

@@ -40,6 +40,14 @@ struct Faults {
     /// Pinned copies in flight now and the most ever at once, across devices; each copy
     /// takes 30 ms when set.
     copies: Option<Arc<(AtomicU32, AtomicU32)>>,
+    /// This device's `open` fails with CUDA_ERROR_DEVICE_UNAVAILABLE (46): a GPU in
+    /// EXCLUSIVE_PROCESS mode whose context another process holds (cuda.h, CUresult 46).
+    exclusive_elsewhere: Option<u32>,
+    /// A file that exists while a device of this backend is open (its primary context held):
+    /// a helper process can see it.
+    held: Option<std::path::PathBuf>,
+    /// Devices opened, over the run.
+    opened: Option<Arc<AtomicU32>>,
 }
 
 struct Fake(Faults);
@@ -70,6 +78,19 @@ impl Faults {
     }
 }
 
+impl Fake {
+    fn info(&self, ordinal: u32) -> DeviceInfo {
+        DeviceInfo {
+            name: "NVIDIA H100 80GB HBM3".into(),
+            compute_capability: (9, 0),
+            total_bytes: 80 << 30,
+            multiprocessors: 132,
+            pci_bus_id: self.0.devices.get(ordinal as usize).map(|s| s.to_string()),
+            uuid: Some(format!("GPU-fake-{ordinal}")),
+        }
+    }
+}
+
 impl Backend for Fake {
     fn init(&self) -> Result<i32, GpuCallError> {
         self.0.at("cuInit")?;
@@ -78,18 +99,28 @@ impl Backend for Fake {
     fn device_count(&self) -> Result<u32, GpuCallError> {
         Ok(self.0.devices.len() as u32)
     }
+    fn describe(&self, ordinal: u32) -> Result<DeviceInfo, GpuCallError> {
+        self.0.at("describe")?;
+        Ok(self.info(ordinal))
+    }
     fn open(&self, ordinal: u32) -> Result<Box<dyn Device>, GpuCallError> {
         self.0.at("open")?;
+        if self.0.exclusive_elsewhere == Some(ordinal) {
+            return Err(error(
+                "cuDevicePrimaryCtxRetain",
+                46,
+                "CUDA_ERROR_DEVICE_UNAVAILABLE",
+            ));
+        }
+        if let Some(n) = &self.0.opened {
+            n.fetch_add(1, Ordering::SeqCst);
+        }
+        if let Some(h) = &self.0.held {
+            std::fs::write(h, b"held").unwrap();
+        }
         Ok(Box::new(FakeDevice {
             f: self.0.clone(),
-            info: DeviceInfo {
-                name: "NVIDIA H100 80GB HBM3".into(),
-                compute_capability: (9, 0),
-                total_bytes: 80 << 30,
-                multiprocessors: 132,
-                pci_bus_id: self.0.devices.get(ordinal as usize).map(|s| s.to_string()),
-                uuid: Some(format!("GPU-fake-{ordinal}")),
-            },
+            info: self.info(ordinal),
             inner: SimDevice::new(ordinal, 80 << 30, Default::default()),
         }))
     }
@@ -107,6 +138,14 @@ struct FakeDevice {
     f: Faults,
     info: DeviceInfo,
     inner: SimDevice,
+}
+
+impl Drop for FakeDevice {
+    fn drop(&mut self) {
+        if let Some(h) = &self.f.held {
+            let _ = std::fs::remove_file(h);
+        }
+    }
 }
 
 impl FakeDevice {
@@ -380,11 +419,9 @@ fn each_phase_fails_with_its_category() {
         assert_eq!(f[0].category, category, "{call}");
         assert_eq!(f[0].severity, Severity::Error);
         assert_eq!(f[0].rule, "smoke.failed");
-        let gpu = if step == "context" {
-            "CUDA device 0"
-        } else {
-            "GPU 0 (NVIDIA H100 80GB HBM3)"
-        };
+        // A device that cannot be opened was described first (issue 29 item 3): it is named
+        // by its NVML index and model, like any other.
+        let gpu = "GPU 0 (NVIDIA H100 80GB HBM3)";
         assert_eq!(
             f[0].title,
             format!("{gpu}: smoke test '{step}' failed: {name}")
@@ -780,4 +817,139 @@ fn pcie_copies_are_measured_one_gpu_at_a_time() {
         assert!(!pcie.detail.contains("another GPU"), "{pcie:?}");
     }
     assert_eq!(copies.1.load(Ordering::SeqCst), 1, "copies overlapped");
+}
+
+/// `--gpu 0` on a node whose other GPU another job holds in EXCLUSIVE_PROCESS mode (its
+/// context refused with CUDA_ERROR_DEVICE_UNAVAILABLE): the unselected GPU is described, not
+/// opened, so it is neither reported failed nor given a context. Every GPU used to be opened
+/// (its primary context retained, about 0.5 GB) before the selection was applied.
+#[test]
+fn an_unselected_gpu_is_never_opened() {
+    let opened = Arc::new(AtomicU32::new(0));
+    let f = Faults {
+        devices: vec!["00000000:1B:00.0", "00000000:2B:00.0"],
+        exclusive_elsewhere: Some(1),
+        opened: Some(opened.clone()),
+        ..faults()
+    };
+    let mut o = opts();
+    o.selected = Some(vec![0]);
+    let r = smoke::run(Arc::new(Fake(f.clone())), &o);
+    let run = r.get().unwrap();
+    assert_eq!(run.gpus.len(), 1, "{run:#?}");
+    assert_eq!(run.gpus[0].index, Some(0));
+    assert!(run.gpus[0].failure().is_none(), "{run:#?}");
+    assert_eq!(
+        opened.load(Ordering::SeqCst),
+        1,
+        "only the selected GPU is opened"
+    );
+    // Selected, the held GPU is a failure of its context step, with its NVML index.
+    o.selected = Some(vec![1]);
+    let r = smoke::run(Arc::new(Fake(f)), &o);
+    let g = &r.get().unwrap().gpus[0];
+    assert_eq!(g.index, Some(1));
+    let step = g.failure().unwrap();
+    assert_eq!(step.name, "context");
+    assert_eq!(step.error.as_ref().unwrap().code, Some(46));
+}
+
+/// A helper standing in for `gpudoctor __probe-lib cudnn-handle`: it answers like cuDNN on a
+/// GPU in EXCLUSIVE_PROCESS mode, where cudnnCreate cannot get a context while `held` exists
+/// (another process, gpudoctor, holds one), and sleeps `sleep` seconds first.
+#[cfg(unix)]
+fn cudnn_helper(dir: &std::path::Path, held: &std::path::Path, sleep: u32) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let p = dir.join("helper.sh");
+    std::fs::write(
+        &p,
+        format!(
+            "#!/bin/sh\nsleep {sleep}\nif [ -e '{}' ]; then\n  echo '{{\"path\":null,\"value\":null,\"status\":1001,\"error\":\"CUDNN_STATUS_NOT_INITIALIZED\"}}'\nelse\n  echo '{{\"path\":null,\"value\":1,\"status\":null,\"error\":null}}'\nfi\n",
+            held.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    p
+}
+
+/// EXCLUSIVE_PROCESS compute mode: the cuDNN helper runs after this process has released the
+/// GPU's primary context, so its cudnnCreate gets one. It used to run while the context was
+/// held: a false `cudnn_mismatch` on every GPU in that mode.
+#[cfg(unix)]
+#[test]
+fn the_cudnn_helper_runs_after_the_gpu_is_released() {
+    let d = tempfile::tempdir().unwrap();
+    let held = d.path().join("held");
+    let helper = cudnn_helper(d.path(), &held, 0);
+    let f = Faults {
+        held: Some(held.clone()),
+        ..faults()
+    };
+    let mut o = opts();
+    o.cudnn = Some((helper, d.path().join("libcudnn.so.9")));
+    let r = smoke::run(Arc::new(Fake(f)), &o);
+    let g = &r.get().unwrap().gpus[0];
+    let s = &g.steps[7];
+    assert_eq!(s.name, "cudnn");
+    assert_eq!(s.status, StepStatus::Passed, "{g:#?}");
+    assert!(!held.exists());
+    assert!(findings(r).is_empty());
+}
+
+/// The cuDNN helper gets the time left before the deadline, not the whole --timeout (capped
+/// at 5 s): a helper that hangs is stopped, and the step recorded as hung, before the smoke
+/// deadline. It used to run past the deadline, which then abandoned the GPU's thread.
+#[cfg(unix)]
+#[test]
+fn the_cudnn_helper_gets_the_time_left() {
+    let d = tempfile::tempdir().unwrap();
+    let helper = cudnn_helper(d.path(), &d.path().join("never"), 30);
+    let mut o = opts();
+    // Room for the steps before it (without cuBLAS: no host SGEMM reference) on a busy CI
+    // machine; the helper would sleep 30 s.
+    o.timeout = Duration::from_secs(5);
+    o.cudnn = Some((helper, d.path().join("libcudnn.so.9")));
+    let t = Instant::now();
+    let f = Faults {
+        no_blas: true,
+        ..faults()
+    };
+    let r = smoke::run(Arc::new(Fake(f)), &o);
+    let took = t.elapsed();
+    assert!(took < Duration::from_millis(5500), "took {took:?}");
+    let g = &r.get().unwrap().gpus[0];
+    let s = &g.steps[7];
+    assert_eq!(s.name, "cudnn");
+    assert_eq!(s.status, StepStatus::TimedOut, "{g:#?}");
+    let e = s.error.as_ref().unwrap();
+    assert!(
+        e.message.contains("left before the smoke tests' deadline"),
+        "{e}"
+    );
+    // The helper took the time that was left, not the whole 5 s.
+    assert!(s.millis < 5000, "{s:?}");
+    assert!(
+        g.steps[..7]
+            .iter()
+            .all(|s| s.status != StepStatus::TimedOut),
+        "{g:#?}"
+    );
+    let f = findings(r);
+    assert_eq!(
+        f[0].category,
+        Category::SmokeFailure,
+        "a hang, not a cuDNN mismatch"
+    );
+    // The limit itself.
+    let now = Instant::now();
+    assert_eq!(
+        smoke::cudnn_limit(now + Duration::from_secs(2), now),
+        Some(Duration::from_millis(1750))
+    );
+    assert_eq!(
+        smoke::cudnn_limit(now + Duration::from_millis(300), now),
+        None
+    );
+    assert_eq!(smoke::cudnn_limit(now, now + Duration::from_secs(1)), None);
 }

@@ -126,6 +126,7 @@ pub(crate) fn stress(a: StressArgs) -> Output {
         compute: tests.1,
         memory_fraction: a.memory_fraction,
         inject_faults: a.inject_faults,
+        wddm: wddm_gpus(&snap),
         nvml_gpus,
         selected,
         stop,
@@ -237,4 +238,18 @@ pub(crate) fn stress(a: StressArgs) -> Output {
         Some(e) => Output::tool_error(e),
         None => Output::ok(text, status),
     }
+}
+
+/// The GPUs (NVML indexes) whose memory test is capped for Windows' WDDM: on Windows, each GPU
+/// whose driver model is not known to be TCC or MCDM (GeForce GPUs are always WDDM, and a
+/// model NVML could not read is taken to be the usual one). None elsewhere.
+fn wddm_gpus(snap: &Snapshot) -> Vec<u32> {
+    if !cfg!(windows) {
+        return Vec::new();
+    }
+    snap.gpu_list()
+        .iter()
+        .filter(|g| !matches!(g.driver_model.as_deref(), Some("TCC") | Some("MCDM")))
+        .map(|g| g.index)
+        .collect()
 }

@@ -96,6 +96,10 @@ impl Backend for CudaBackend {
         Ok(n.max(0) as u32)
     }
 
+    fn describe(&self, ordinal: u32) -> Result<DeviceInfo, GpuCallError> {
+        describe(driver(self)?, ordinal).map(|(_, info)| info)
+    }
+
     fn open(&self, ordinal: u32) -> Result<Box<dyn Device>, GpuCallError> {
         let d = driver(self)?;
         let blas = super::cublas::load(&self.cublas).ok();
@@ -128,57 +132,7 @@ impl CudaDevice {
         ordinal: u32,
         cublas: Option<&'static super::cublas::Cublas>,
     ) -> Result<CudaDevice, GpuCallError> {
-        let mut dev: CuDevice = 0;
-        // SAFETY: the driver API's signature; a plain out-parameter.
-        unsafe {
-            cu!(
-                drv,
-                "cuDeviceGet",
-                fn(*mut CuDevice, c_int),
-                &mut dev,
-                ordinal as c_int
-            )?
-        };
-        let attr = |a: sys::CUdevice_attribute| -> Result<u32, GpuCallError> {
-            let mut v: c_int = 0;
-            // SAFETY: dev came from cuDeviceGet; the attribute is an enum value (an int).
-            unsafe {
-                cu!(
-                    drv,
-                    "cuDeviceGetAttribute",
-                    fn(*mut c_int, c_int, CuDevice),
-                    &mut v,
-                    a as c_int,
-                    dev
-                )?
-            };
-            Ok(v.max(0) as u32)
-        };
-        use sys::CUdevice_attribute as A;
-        let major = attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
-        let minor = attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
-        let sms = attr(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
-        // cuDeviceGetName and cuDeviceGetPCIBusId: a string into a buffer of the given length.
-        let text = |call: &str, len: usize| -> Result<String, GpuCallError> {
-            let mut buf = vec![0u8; len];
-            // SAFETY: both calls have this signature; the buffer is as long as we say.
-            let f: unsafe extern "C" fn(*mut c_char, c_int, CuDevice) -> c_int =
-                unsafe { drv.sym(call)? };
-            drv.check(call, unsafe {
-                f(buf.as_mut_ptr().cast(), len as c_int, dev)
-            })?;
-            Ok(c_text(&buf))
-        };
-        let name = text("cuDeviceGetName", 256)?;
-        let pci_bus_id = text("cuDeviceGetPCIBusId", 64)
-            .ok()
-            .map(|b| nvml_bus_id(&b));
-        let uuid = device_uuid(drv, dev).ok();
-        let mut total: usize = 0;
-        // SAFETY: dev came from cuDeviceGet; a plain out-parameter.
-        unsafe {
-            cu!(drv, "cuDeviceTotalMem_v2" as "cuDeviceTotalMem", fn(*mut usize, CuDevice), &mut total, dev)?
-        };
+        let (dev, info) = describe(drv, ordinal)?;
         let mut ctx: sys::CUcontext = std::ptr::null_mut();
         // SAFETY: as above; released in Drop.
         unsafe {
@@ -194,14 +148,7 @@ impl CudaDevice {
             drv,
             dev,
             ctx,
-            info: DeviceInfo {
-                name,
-                compute_capability: (major, minor),
-                total_bytes: total as u64,
-                multiprocessors: sms,
-                pci_bus_id,
-                uuid,
-            },
+            info,
             allocations: Vec::new(),
             modules: Vec::new(),
             functions: HashMap::new(),
@@ -695,6 +642,74 @@ impl Drop for CudaDevice {
             let _ = (|| cu!(d, "cuDevicePrimaryCtxRelease_v2", fn(CuDevice), dev))();
         }
     }
+}
+
+/// The device `ordinal` and what the driver says of it. Only device-management calls, which
+/// need `cuInit` but no context (CUDA Driver API, "Device Management"): nothing is allocated
+/// on the GPU.
+fn describe(drv: &Driver, ordinal: u32) -> Result<(CuDevice, DeviceInfo), GpuCallError> {
+    let mut dev: CuDevice = 0;
+    // SAFETY: the driver API's signature; a plain out-parameter.
+    unsafe {
+        cu!(
+            drv,
+            "cuDeviceGet",
+            fn(*mut CuDevice, c_int),
+            &mut dev,
+            ordinal as c_int
+        )?
+    };
+    let attr = |a: sys::CUdevice_attribute| -> Result<u32, GpuCallError> {
+        let mut v: c_int = 0;
+        // SAFETY: dev came from cuDeviceGet; the attribute is an enum value (an int).
+        unsafe {
+            cu!(
+                drv,
+                "cuDeviceGetAttribute",
+                fn(*mut c_int, c_int, CuDevice),
+                &mut v,
+                a as c_int,
+                dev
+            )?
+        };
+        Ok(v.max(0) as u32)
+    };
+    use sys::CUdevice_attribute as A;
+    let major = attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
+    let minor = attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
+    let sms = attr(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
+    // cuDeviceGetName and cuDeviceGetPCIBusId: a string into a buffer of the given length.
+    let text = |call: &str, len: usize| -> Result<String, GpuCallError> {
+        let mut buf = vec![0u8; len];
+        // SAFETY: both calls have this signature; the buffer is as long as we say.
+        let f: unsafe extern "C" fn(*mut c_char, c_int, CuDevice) -> c_int =
+            unsafe { drv.sym(call)? };
+        drv.check(call, unsafe {
+            f(buf.as_mut_ptr().cast(), len as c_int, dev)
+        })?;
+        Ok(c_text(&buf))
+    };
+    let name = text("cuDeviceGetName", 256)?;
+    let pci_bus_id = text("cuDeviceGetPCIBusId", 64)
+        .ok()
+        .map(|b| nvml_bus_id(&b));
+    let uuid = device_uuid(drv, dev).ok();
+    let mut total: usize = 0;
+    // SAFETY: dev came from cuDeviceGet; a plain out-parameter.
+    unsafe {
+        cu!(drv, "cuDeviceTotalMem_v2" as "cuDeviceTotalMem", fn(*mut usize, CuDevice), &mut total, dev)?
+    };
+    Ok((
+        dev,
+        DeviceInfo {
+            name,
+            compute_capability: (major, minor),
+            total_bytes: total as u64,
+            multiprocessors: sms,
+            pci_bus_id,
+            uuid,
+        },
+    ))
 }
 
 /// The device's UUID as nvidia-smi and `CUDA_VISIBLE_DEVICES` name it.

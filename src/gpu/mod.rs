@@ -9,6 +9,7 @@
 pub mod cublas;
 pub mod cuda;
 pub mod cudadrv;
+pub mod fmaf;
 pub mod sim;
 pub mod smoke;
 pub mod stress;
@@ -17,7 +18,7 @@ pub mod watch;
 use crate::report::Category;
 use crate::snapshot::GpuCallError;
 
-/// The smoke kernels, PTX ISA 7.0 for sm_52 (see the file's header).
+/// The smoke kernels, PTX ISA 7.0 for sm_50 (see the file's header).
 pub const SMOKE_PTX: &str = include_str!("smoke.ptx");
 /// The stress kernels (memory patterns, fault injection, FMA burn, result comparison).
 pub const STRESS_PTX: &str = include_str!("stress.ptx");
@@ -56,6 +57,12 @@ pub trait Backend: Send + Sync {
     /// Initialises the driver (`cuInit`) and returns the CUDA version it supports.
     fn init(&self) -> Result<i32, GpuCallError>;
     fn device_count(&self) -> Result<u32, GpuCallError>;
+    /// What the driver says about a device, without opening it: no context is created. The
+    /// runners match a device with `--gpu` by this before [`Backend::open`], so an unselected
+    /// GPU is never touched: a primary context takes memory (about 0.5 GB) on a GPU that may
+    /// be another job's, and a GPU in EXCLUSIVE_PROCESS mode that another process holds
+    /// refuses it (issue 29 item 3).
+    fn describe(&self, ordinal: u32) -> Result<DeviceInfo, GpuCallError>;
     /// Opens a device (its primary context) for use on the calling thread.
     fn open(&self, ordinal: u32) -> Result<Box<dyn Device>, GpuCallError>;
     /// cuBLAS: the library that will be used, or why there is none.

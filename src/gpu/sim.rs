@@ -87,6 +87,9 @@ impl Backend for SimBackend {
     fn device_count(&self) -> Result<u32, GpuCallError> {
         Ok(self.count)
     }
+    fn describe(&self, ordinal: u32) -> Result<DeviceInfo, GpuCallError> {
+        Ok(SimDevice::new(ordinal, self.mem, SimFaults::default()).info)
+    }
     fn open(&self, ordinal: u32) -> Result<Box<dyn Device>, GpuCallError> {
         Ok(Box::new(SimDevice::new(
             ordinal,

@@ -5,12 +5,13 @@
 //! 2. `memory`: 64 MiB written from the host, read back, every byte compared.
 //! 3. `pcie`: host-to-device and device-to-host copy rates with pinned memory, one GPU at a
 //!    time (GPUs sharing a PCIe switch would otherwise each see a share of it).
-//! 4. `module`: our own PTX (ISA 7.0, sm_52), JIT-compiled by the driver for this GPU.
+//! 4. `module`: our own PTX (ISA 7.0, sm_50), JIT-compiled by the driver for this GPU.
 //! 5. `kernel`: integer and floating-point results compared exactly with the host's.
 //! 6. `d2d`: a device-to-device copy through the SMs, its rate, the copy verified.
 //! 7. `sgemm`: with cuBLAS, a 512 x 512 x 512 SGEMM against a host reference.
 //! 8. `cudnn`: with cuDNN, a handle created and destroyed (in a helper process: a broken cuDNN
-//!    aborts its host).
+//!    aborts its host), after this process has released the GPU (a GPU in EXCLUSIVE_PROCESS
+//!    mode takes one process's context at a time), within the time left.
 //!
 //! GPUs run in parallel, each on its own thread, all under one deadline; a GPU whose thread
 //! misses it is reported with the step it was stuck in. The steps talk to the GPU only through
@@ -127,7 +128,7 @@ pub fn run(backend: Arc<dyn Backend>, opts: &SmokeOptions) -> Probed<SmokeRun> {
             }));
             let (b, s, o) = (backend.clone(), shared.clone(), opts.clone());
             let p = deadline::spawn("smoke-gpu", move || {
-                gpu_steps(b.as_ref(), ordinal, &s, &o, with_blas)
+                gpu_steps(b.as_ref(), ordinal, &s, &o, with_blas, until)
             });
             (p, shared)
         })
@@ -220,7 +221,7 @@ fn record(
         if !ok {
             skip_rest(&mut g, name);
         } else if let Some(next) = STEPS.iter().skip_while(|s| **s != name).nth(1) {
-            breadcrumb::at(&format!("CUDA device {}: {next}", g.ordinal));
+            breadcrumb::at_gpu(g.ordinal, &format!("CUDA device {}: {next}", g.ordinal));
         }
     }
     ok
@@ -261,18 +262,34 @@ fn gpu_steps(
     shared: &Mutex<SmokeGpu>,
     opts: &SmokeOptions,
     with_blas: bool,
+    until: Instant,
+) -> bool {
+    let r = gpu_steps_inner(backend, ordinal, shared, opts, with_blas, until);
+    breadcrumb::gpu_done(ordinal);
+    r
+}
+
+fn gpu_steps_inner(
+    backend: &dyn Backend,
+    ordinal: u32,
+    shared: &Mutex<SmokeGpu>,
+    opts: &SmokeOptions,
+    with_blas: bool,
+    until: Instant,
 ) -> bool {
     let t = Instant::now();
-    breadcrumb::at(&format!("CUDA device {ordinal}: context"));
-    let mut dev = match backend.open(ordinal) {
-        Ok(d) => d,
+    breadcrumb::at_gpu(ordinal, &format!("CUDA device {ordinal}: context"));
+    // The device is described (no context) and matched with --gpu first: opening it retains
+    // its primary context, which takes memory on a GPU that may be another job's, and which a
+    // GPU in EXCLUSIVE_PROCESS mode held by another process refuses (issue 29 item 3).
+    let info = match backend.describe(ordinal) {
+        Ok(i) => i,
         Err(e) => {
             record(shared, "context", t, Err(e));
             set(shared, |g| g.millis = ms(t.elapsed()));
             return true;
         }
     };
-    let info = dev.info().clone();
     let (index, wanted) = super::nvml_index(&info, &opts.nvml_gpus, opts.selected.as_deref());
     if !wanted {
         return false;
@@ -287,6 +304,15 @@ fn gpu_steps(
             info.compute_capability.0, info.compute_capability.1
         ));
     });
+    let mut dev = match backend.open(ordinal) {
+        Ok(d) => d,
+        Err(e) => {
+            record(shared, "context", t, Err(e));
+            set(shared, |g| g.millis = ms(t.elapsed()));
+            return true;
+        }
+    };
+    let info = dev.info().clone();
     record(
         shared,
         "context",
@@ -301,18 +327,78 @@ fn gpu_steps(
         )),
     );
     // A failed step is recorded in `shared`; the device is released either way.
-    steps_on(dev.as_mut(), shared, opts, with_blas);
+    let passed = steps_on(dev.as_mut(), shared, with_blas);
+    // The primary context is released before the cuDNN helper starts: in EXCLUSIVE_PROCESS
+    // compute mode a GPU takes one process's context at a time, and the helper's
+    // cudnnCreate would fail while this process holds one (issue 29 item 2; CUDA C++
+    // Programming Guide, "Compute Modes").
     drop(dev);
+    if passed {
+        breadcrumb::at_gpu(ordinal, &format!("CUDA device {ordinal}: cudnn"));
+        let uuid = info.uuid.clone().unwrap_or_default();
+        cudnn_step(shared, opts, &uuid, until);
+    }
     set(shared, |g| g.millis = ms(t.elapsed()));
     true
 }
 
-fn steps_on(
-    dev: &mut dyn Device,
-    shared: &Mutex<SmokeGpu>,
-    opts: &SmokeOptions,
-    with_blas: bool,
-) -> bool {
+/// What the cuDNN helper may take: the time left before the smoke deadline, less a margin for
+/// recording its answer before the deadline (it used to get the whole `--timeout`, capped at
+/// 5 s, however little was left: issue 29 item 6). None when too little is left to start it.
+pub fn cudnn_limit(until: Instant, now: Instant) -> Option<Duration> {
+    let left = until
+        .saturating_duration_since(now)
+        .checked_sub(CUDNN_MARGIN)?;
+    (left >= Duration::from_millis(100)).then_some(left)
+}
+
+/// Kept back from the cuDNN helper's limit, to record its outcome before the deadline.
+const CUDNN_MARGIN: Duration = Duration::from_millis(250);
+
+fn cudnn_step(shared: &Mutex<SmokeGpu>, opts: &SmokeOptions, uuid: &str, until: Instant) {
+    let Some((helper, lib)) = &opts.cudnn else {
+        skipped(shared, "cudnn", "no loadable cuDNN found".into());
+        return;
+    };
+    let t = Instant::now();
+    let timed_out = |message: String| {
+        if let Ok(mut g) = shared.lock() {
+            g.steps.push(SmokeStep {
+                name: "cudnn".into(),
+                status: StepStatus::TimedOut,
+                millis: ms(t.elapsed()),
+                detail: String::new(),
+                error: Some(GpuCallError {
+                    call: "cudnn".into(),
+                    code: None,
+                    name: String::new(),
+                    message,
+                }),
+            });
+        }
+    };
+    let Some(limit) = cudnn_limit(until, t) else {
+        timed_out(
+            "no time was left for the cuDNN helper before the smoke tests' deadline (--timeout)"
+                .into(),
+        );
+        return;
+    };
+    let r = cudnn(helper, lib, uuid, limit);
+    match r {
+        Err(e) if t.elapsed() >= limit => timed_out(format!(
+            "the cuDNN helper did not finish within the {} ms left before the smoke tests' deadline (--timeout): {}",
+            limit.as_millis(),
+            e.message
+        )),
+        r => {
+            record(shared, "cudnn", t, r);
+        }
+    }
+}
+
+/// Steps 2 to 7 on an opened device; true when none failed.
+fn steps_on(dev: &mut dyn Device, shared: &Mutex<SmokeGpu>, with_blas: bool) -> bool {
     let sms = dev.info().multiprocessors.max(1);
     // 2. memory
     let t = Instant::now();
@@ -363,7 +449,7 @@ fn steps_on(
     let t = Instant::now();
     let r = dev.load_module(SMOKE_PTX).map(|_| {
         let (a, b) = dev.info().compute_capability;
-        format!("gpudoctor's PTX (ISA 7.0, sm_52) JIT-compiled by the driver for sm_{a}{b}")
+        format!("gpudoctor's PTX (ISA 7.0, sm_50) JIT-compiled by the driver for sm_{a}{b}")
     });
     if !record(shared, "module", t, r) {
         return false;
@@ -400,19 +486,8 @@ fn steps_on(
     } else {
         skipped(shared, "sgemm", "cuBLAS is not available".into());
     }
-    // 8. cudnn
-    match &opts.cudnn {
-        Some((helper, lib)) => {
-            let t = Instant::now();
-            let uuid = dev.info().uuid.clone().unwrap_or_default();
-            let r = cudnn(helper, lib, &uuid, opts.timeout);
-            record(shared, "cudnn", t, r)
-        }
-        None => {
-            skipped(shared, "cudnn", "no loadable cuDNN found".into());
-            true
-        }
-    }
+    // 8. cudnn: after the device is released ([`gpu_steps`]).
+    true
 }
 
 /// The bytes the memory step writes: no run of equal bytes, different in every 256-byte block.
@@ -443,7 +518,8 @@ fn compare_bytes(check: &str, want: &[u8], got: &[u8]) -> Result<(), GpuCallErro
     ))
 }
 
-/// What `smoke_arith` computes for element i (see smoke.ptx): exact, on any IEEE 754 host.
+/// What `smoke_arith` computes for element i (see smoke.ptx): exact, on any IEEE 754 host (the
+/// FMA is [`super::fmaf::fmaf`], not the C library's).
 pub fn expected_arith(i: u32) -> (u32, f32) {
     let mut h = i.wrapping_mul(0x9E37_79B1);
     h ^= h >> 15;
@@ -452,7 +528,7 @@ pub fn expected_arith(i: u32) -> (u32, f32) {
     h = h.wrapping_add(i);
     let mut y = i as f32;
     for _ in 0..8 {
-        y = y.mul_add(1.0 + 1.0 / 1024.0, 0.5);
+        y = super::fmaf::fmaf(y, 1.0 + 1.0 / 1024.0, 0.5);
     }
     (h, y)
 }
@@ -646,7 +722,6 @@ fn cudnn(
         name,
         message,
     };
-    let limit = limit.min(Duration::from_secs(5));
     match libquery::query_with_env(helper, LibKind::CudnnHandle, &target, limit, &env) {
         Ok(a) if a.value == Some(1) => Ok(format!(
             "a cuDNN handle created and destroyed with {target}"
