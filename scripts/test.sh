@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The project's test command: installs the real CUDA libraries the tests probe (from PyPI,
-# into .venv-test; a no-op when already there), then runs every test, and ends with one line
+# into .venv-test; a no-op when already there), then runs every test of the workspace (gpudoctor,
+# the PTX interpreter and the stand-in driver crates), and ends with one line
 # that adds up every test binary: "tests: N passed, N failed, N skipped".
 #
 # Disk: target/ grows to about 4 GB (the test binaries are linked separately); `cargo clean`
@@ -11,7 +12,7 @@ scripts/test-setup.sh
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 set +e
-cargo test "$@" | tee "$log"
+cargo test --workspace "$@" | tee "$log"
 status=${PIPESTATUS[0]}
 set -e
 # "test result: ok. 12 passed; 0 failed; 1 ignored; 0 measured; 3 filtered out; ..."
