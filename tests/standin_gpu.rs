@@ -302,3 +302,47 @@ fn stress_finds_wrong_fma_results() {
     let f = common::finding(&v, "stress.compute");
     assert_eq!(f["category"], "stress_failure", "{f:#}");
 }
+
+/// A slow but correct GPU (every launch 400 ms late) is not a failing one: every driver step
+/// passes within the deadline, and the kernel step's time shows the delay.
+#[test]
+fn a_slow_launch_passes_and_its_time_shows() {
+    let (v, _) = check(&[("STANDIN_LAUNCH", "slow:400")], "60");
+    let gpu = &v["snapshot"]["smoke"]["value"]["gpus"][0];
+    let kernel = gpu["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "kernel")
+        .unwrap();
+    assert_eq!(kernel["status"], "passed", "{gpu:#}");
+    assert!(kernel["millis"].as_u64().unwrap() >= 400, "{kernel:#}");
+    for (name, status) in steps(&v) {
+        assert!(
+            status == "passed" || status == "skipped",
+            "{name}: {status}"
+        );
+    }
+    assert!(
+        v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|f| f["rule"] != "smoke.failed"),
+        "{:#}",
+        v["findings"]
+    );
+}
+
+/// cuMemAlloc out of memory under stress: the GPU stops with the call named, as
+/// gpu_memory_exhausted (another process holds the memory), not as a broken GPU.
+#[test]
+fn stress_out_of_memory_is_gpu_memory_exhausted() {
+    let (code, v) = stress("memory", &[("STANDIN_ALLOC_LIMIT_MIB", "0")], "2");
+    assert_eq!(code, 1, "{:#}", v["findings"]);
+    let g = &v["snapshot"]["stress"]["gpus"][0];
+    assert_eq!(g["failure"]["call"], "cuMemAlloc", "{g:#}");
+    assert_eq!(g["failure"]["code"], 2, "{g:#}");
+    let f = common::finding(&v, "stress.run");
+    assert_eq!(f["category"], "gpu_memory_exhausted", "{f:#}");
+}
