@@ -159,12 +159,7 @@ fn check_rule_id(loc: &str, key: &str, rule: &str) -> Result<(), String> {
     if docs.iter().any(|d| covers(rule, d.id)) {
         return Ok(());
     }
-    let mut prefixes: Vec<String> = docs
-        .iter()
-        .filter_map(|d| d.id.split_once('.').map(|(p, _)| format!("{p}.")))
-        .collect();
-    prefixes.sort();
-    prefixes.dedup();
+    let prefixes = crate::rules::prefixes(&docs);
     let ids: Vec<&str> = docs.iter().map(|d| d.id).collect();
     Err(format!(
         "{loc}: {key}: {:?} is not a rule id, and no rule id starts with it: expected a rule id or a prefix ending at a dot.\nRule prefixes: {}\nRule ids: {}\n(`gpudoctor rules` lists every rule with what it checks.)",

@@ -34,20 +34,7 @@ fn empty_kmsg(d: &Path) -> PathBuf {
     p
 }
 
-fn report(p: &Path) -> serde_json::Value {
-    let text = std::fs::read_to_string(p).unwrap();
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"))
-}
-
-fn evidence(cause: &serde_json::Value) -> String {
-    cause["evidence"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e.as_str().unwrap().to_string())
-        .collect::<Vec<_>>()
-        .join("\n")
-}
+use common::{evidence, report_file as report};
 
 #[derive(serde::Deserialize)]
 struct Entry {

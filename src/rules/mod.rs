@@ -276,14 +276,20 @@ impl Selection {
     }
 }
 
-/// What `--only` / `--skip` accept: the rule-id prefixes, the rule ids, the categories.
-fn known(docs: &[RuleDoc]) -> String {
+/// The rule-id prefixes (`driver.`, `libs.`, ...), sorted, each once.
+pub(crate) fn prefixes(docs: &[RuleDoc]) -> Vec<String> {
     let mut prefixes: Vec<String> = docs
         .iter()
         .filter_map(|d| d.id.split_once('.').map(|(p, _)| format!("{p}.")))
         .collect();
     prefixes.sort();
     prefixes.dedup();
+    prefixes
+}
+
+/// What `--only` / `--skip` accept: the rule-id prefixes, the rule ids, the categories.
+fn known(docs: &[RuleDoc]) -> String {
+    let prefixes = prefixes(docs);
     let ids: Vec<&str> = docs.iter().map(|d| d.id).collect();
     let mut cats: Vec<&str> = docs.iter().map(|d| d.category.as_str()).collect();
     cats.sort();

@@ -196,3 +196,20 @@ pub fn copy_tree(from: &Path, to: &Path) {
         }
     }
 }
+
+/// A JSON report file (`run --report`, `--save`'s report.json), read and parsed.
+pub fn report_file(p: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"))
+}
+
+/// The evidence lines of one of `run`'s causes, as one text.
+pub fn evidence(cause: &serde_json::Value) -> String {
+    cause["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e.as_str().unwrap().to_string())
+        .collect::<Vec<_>>()
+        .join("\n")
+}

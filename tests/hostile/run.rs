@@ -18,20 +18,7 @@ fn run() -> Run {
         .args(["run"])
 }
 
-fn report(p: &Path) -> serde_json::Value {
-    let text = std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"))
-}
-
-fn evidence(cause: &serde_json::Value) -> String {
-    cause["evidence"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e.as_str().unwrap().to_string())
-        .collect::<Vec<_>>()
-        .join("\n")
-}
+use crate::common::{evidence, report_file as report};
 
 /// A command that leaves a marker file (proof that it ran) and exits with `code`.
 fn marked(marker: &Path, code: i32) -> Vec<String> {
