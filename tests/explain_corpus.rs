@@ -137,8 +137,7 @@ fn the_sealed_set_is_scored() {
         .collect();
     for (file, at_least) in [("texts.yaml", 100), ("kernel-log.yaml", 50)] {
         let text = std::fs::read_to_string(dir.join(file)).unwrap();
-        let v: Vec<Entry> =
-            serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("{file}: {e}"));
+        let v: Vec<Entry> = serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("{file}: {e}"));
         assert!(v.len() >= at_least, "{file}: {} entries", v.len());
         let (mut t1, mut t3, mut gpu_blamed) = (0, 0, Vec::new());
         let mut misses = Vec::new();
