@@ -275,7 +275,10 @@ fn the_readme_starts_with_an_install_step_and_the_two_commands() {
         ["scripts/release.sh --arch x86_64 --wheel-only && pip install dist/gpudoctor-*_x86_64.whl"]
     );
     let release = std::fs::read_to_string(root().join("scripts/release.sh")).unwrap();
-    assert!(release.contains("--wheel-only) WHEEL_ONLY=1"), "release.sh has no --wheel-only");
+    assert!(
+        release.contains("--wheel-only) WHEEL_ONLY=1"),
+        "release.sh has no --wheel-only"
+    );
     let source = cmds_of(&all[2]);
     assert!(
         source[0].starts_with("cargo install --locked --path ."),
