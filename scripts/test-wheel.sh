@@ -163,6 +163,12 @@ if [ ${#arm[@]} -eq 1 ]; then
   is "aarch64 wheel tags" "$tags" "py3-none-manylinux2014_aarch64,py3-none-manylinux_2_17_aarch64"
   bin=$(unpack "${arm[0]}" "$work/arm")
   chmod +x "$bin"
+  # One build per target: the wheel carries the binary scripts/test-aarch64.sh ran.
+  built=${CARGO_TARGET_DIR:-target}/aarch64-unknown-linux-gnu/release/gpudoctor
+  if [ -f "$built" ]; then
+    if cmp -s "$bin" "$built"; then pass "aarch64 wheel's binary is $built"
+    else fail "aarch64 wheel's binary differs from $built"; fi
+  fi
   if command -v qemu-aarch64-static >/dev/null 2>&1; then
     out=$(env -i PATH=/usr/bin:/bin QEMU_LD_PREFIX=/usr/aarch64-linux-gnu NO_COLOR=1 \
       qemu-aarch64-static "$bin" explain --json "RuntimeError: CUDA error: out of memory" 2>&1 || true)
