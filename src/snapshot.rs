@@ -680,7 +680,8 @@ pub struct PythonEnv {
     pub prefix: String,
     /// "venv", "conda", "pyenv", "system", "given".
     pub kind: String,
-    /// How it was found: "PATH python3", "VIRTUAL_ENV", "CONDA_PREFIX", "--python", "assumed".
+    /// How it was found: "gpudoctor installed here" (the running binary sits in its bin/ or
+    /// Scripts\), "PATH python3", "VIRTUAL_ENV", "CONDA_PREFIX", "--python", "assumed".
     pub origin: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub python_version: Option<String>,

@@ -246,3 +246,98 @@ fn tensorflow_2_16_ptx_on_h100_needs_the_cuda_12_3_driver() {
         r.stdout
     );
 }
+
+/// A venv in target/tmp with torch 2.1.0+cu121's site-packages (the recorded fixture) and a copy
+/// of gpudoctor in its bin/, as `pip install gpudoctor` leaves it; `extra` files go in the prefix.
+#[cfg(unix)]
+fn venv_holding_gpudoctor(extra: &[&str]) -> (tempfile::TempDir, std::path::PathBuf) {
+    let d = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let venv = d.path().join("project/.venv");
+    let sp = venv.join("lib/python3.12/site-packages");
+    copy_tree(&fixtures().join("site-packages/torch210"), &sp);
+    std::fs::write(
+        venv.join("pyvenv.cfg"),
+        "home = /usr/bin\ninclude-system-site-packages = false\nversion = 3.12.3\n",
+    )
+    .unwrap();
+    for f in extra {
+        std::fs::write(venv.join(f), "").unwrap();
+    }
+    std::fs::create_dir_all(venv.join("bin")).unwrap();
+    let bin = venv.join("bin/gpudoctor");
+    // A hard link where it can (same file system, no 90 MB copy); current_exe() names the link.
+    if std::fs::hard_link(env!("CARGO_BIN_EXE_gpudoctor"), &bin).is_err() {
+        std::fs::copy(env!("CARGO_BIN_EXE_gpudoctor"), &bin).unwrap();
+    }
+    (d, venv)
+}
+
+/// Issue 32: `pip install gpudoctor && gpudoctor check` in a project's venv judges that venv
+/// first, activated or not; another environment (VIRTUAL_ENV here) is still listed after it.
+#[cfg(unix)]
+#[test]
+fn the_venv_gpudoctor_is_installed_in_comes_first() {
+    let (_d, venv) = venv_holding_gpudoctor(&[]);
+    let other = tempfile::tempdir().unwrap();
+    let other_sp = other.path().join("lib/python3.11/site-packages");
+    copy_tree(&fixtures().join("site-packages/torch271"), &other_sp);
+    std::fs::write(other.path().join("pyvenv.cfg"), "version = 3.11.9\n").unwrap();
+    let r = common::Run::of(&venv.join("bin/gpudoctor"))
+        .args(["check", "--format", "json", "--no-smoke"])
+        .env("VIRTUAL_ENV", other.path())
+        .run();
+    let all = envs(&r.json());
+    assert_eq!(
+        all[0]["prefix"],
+        venv.to_string_lossy().as_ref(),
+        "{all:#?}"
+    );
+    assert_eq!(all[0]["origin"], gpudoctor::probe::python::OWN_ORIGIN);
+    assert_eq!(all[0]["kind"], "venv");
+    assert_eq!(all[0]["torch"]["version"], "2.1.0+cu121");
+    assert_eq!(all[1]["prefix"], other.path().to_string_lossy().as_ref());
+    assert_eq!(all[1]["origin"], "VIRTUAL_ENV");
+    assert_eq!(all[1]["torch"]["version"], "2.7.1+cu126");
+
+    // Activated too: listed once, as the environment gpudoctor is installed in.
+    let r = common::Run::of(&venv.join("bin/gpudoctor"))
+        .args(["check", "--format", "json", "--no-smoke"])
+        .env("VIRTUAL_ENV", &venv)
+        .run();
+    let all = envs(&r.json());
+    let same: Vec<_> = all
+        .iter()
+        .filter(|e| e["prefix"] == venv.to_string_lossy().as_ref())
+        .collect();
+    assert_eq!(same.len(), 1, "{all:#?}");
+    assert_eq!(all[0]["origin"], gpudoctor::probe::python::OWN_ORIGIN);
+
+    // --python names what to judge: it stays first.
+    let site = fixtures().join("site-packages/torch271");
+    let r = common::Run::of(&venv.join("bin/gpudoctor"))
+        .args(["check", "--format", "json", "--no-smoke", "--python"])
+        .arg_path(&site)
+        .run();
+    let all = envs(&r.json());
+    assert_eq!(all[0]["origin"], "--python");
+    assert_eq!(all[1]["prefix"], venv.to_string_lossy().as_ref());
+}
+
+/// `uv tool install gpudoctor` (uv-receipt.toml) and pipx (pipx_metadata.json) make an
+/// environment for gpudoctor alone: it says nothing about the user's projects and is not listed.
+#[cfg(unix)]
+#[test]
+fn a_tool_environment_holding_only_gpudoctor_is_not_judged() {
+    for marker in ["uv-receipt.toml", "pipx_metadata.json"] {
+        let (_d, venv) = venv_holding_gpudoctor(&[marker]);
+        let r = common::Run::of(&venv.join("bin/gpudoctor"))
+            .args(["check", "--format", "json", "--no-smoke"])
+            .run();
+        let all = envs(&r.json());
+        assert!(
+            all.iter()
+                .all(|e| e["prefix"] != venv.to_string_lossy().as_ref()),
+            "{marker}: {all:#?}"
+        );
+    }
+}

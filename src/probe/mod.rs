@@ -131,6 +131,7 @@ pub fn probe_all(opts: &ProbeOptions) -> Snapshot {
 
     let py_src = python::Sources {
         given: opts.pythons.clone(),
+        own_exe: std::env::current_exe().ok(),
         path_var: getenv("PATH"),
         virtual_env: getenv("VIRTUAL_ENV"),
         conda_prefix: getenv("CONDA_PREFIX"),

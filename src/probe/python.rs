@@ -1,5 +1,6 @@
 //! Python environments and the frameworks installed in them, read from the file system without
-//! importing anything: the interpreters on PATH, VIRTUAL_ENV, CONDA_PREFIX and `--python`; their
+//! importing anything: the environment gpudoctor itself is installed in (`pip install gpudoctor`),
+//! the interpreters on PATH, VIRTUAL_ENV, CONDA_PREFIX and `--python`; their
 //! site-packages; the dist-info of torch, tensorflow, jax, cupy and the nvidia-* wheels;
 //! `torch/version.py` and TensorFlow's `build_info.py`. `--deep` also runs one embedded script per
 //! environment that imports the frameworks and prints tagged JSON (the uv interpreter-probe model).
@@ -36,6 +37,10 @@ pub const INTERESTING: &[&str] = &[
 pub struct Sources {
     /// `--python PATH` values.
     pub given: Vec<PathBuf>,
+    /// The running gpudoctor (`std::env::current_exe`): when it sits in a venv's or conda
+    /// environment's `bin/` (`Scripts\` on Windows), that environment comes first after
+    /// `--python` ([`own_environment`]).
+    pub own_exe: Option<PathBuf>,
     pub path_var: Option<String>,
     pub virtual_env: Option<String>,
     pub conda_prefix: Option<String>,
@@ -86,6 +91,9 @@ pub fn probe(src: &Sources, deep: Option<Duration>) -> Vec<PythonEnv> {
             })
         });
         add(env, &mut envs);
+    }
+    if let Some(exe) = &src.own_exe {
+        add(own_environment(exe), &mut envs);
     }
     if let Some(v) = &src.virtual_env {
         add(
@@ -246,6 +254,44 @@ pub fn windows_installs(src: &Sources) -> Vec<(PathBuf, String)> {
         }
     }
     out
+}
+
+/// `origin` of the environment gpudoctor runs from.
+pub const OWN_ORIGIN: &str = "gpudoctor installed here";
+
+/// The environment the running binary was installed into: `pip install gpudoctor` (a wheel's
+/// scripts) puts it in `<prefix>/bin/` of a venv (`pyvenv.cfg` in the prefix) or of a conda
+/// environment (`conda-meta/` in the prefix), `<prefix>\Scripts\` on Windows. So `gpudoctor check`
+/// run from a project's venv answers for that project first, whether or not the venv is
+/// activated. None for a binary elsewhere (`cargo install`, a release tarball, /usr/local/bin)
+/// and for an isolated tool environment that holds only gpudoctor ([`is_tool_environment`]).
+pub fn own_environment(exe: &Path) -> Option<PythonEnv> {
+    let bin = exe.parent()?;
+    let dir = bin.file_name()?.to_string_lossy().to_ascii_lowercase();
+    if dir != "bin" && dir != "scripts" {
+        return None;
+    }
+    let prefix = bin.parent()?;
+    let kind = if prefix.join("pyvenv.cfg").is_file() {
+        "venv"
+    } else if prefix.join("conda-meta").is_dir() {
+        "conda"
+    } else {
+        return None;
+    };
+    if is_tool_environment(prefix) {
+        return None;
+    }
+    from_prefix(prefix, kind, OWN_ORIGIN, None)
+}
+
+/// An environment a tool installer made for gpudoctor alone, whose packages say nothing about
+/// the user's projects: `uv tool install` (`uv-receipt.toml` in the prefix), pipx
+/// (`pipx_metadata.json`), and `uvx`'s cached environments (under uv's cache, `archive-v0/`).
+pub fn is_tool_environment(prefix: &Path) -> bool {
+    prefix.join("uv-receipt.toml").is_file()
+        || prefix.join("pipx_metadata.json").is_file()
+        || prefix.components().any(|c| c.as_os_str() == "archive-v0")
 }
 
 /// An environment from an interpreter path, without running it.

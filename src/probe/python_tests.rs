@@ -160,3 +160,41 @@ fn tensorflow_windows_build_info() {
     assert_eq!(windows_dll_version("64_92"), "9.2");
     assert_eq!(windows_dll_version("12.2"), "12.2");
 }
+
+/// Issue 32: the prefix of a venv or conda environment whose bin/ (Scripts\\) holds the binary;
+/// nothing for a binary elsewhere or in a tool's own environment.
+#[test]
+fn the_environment_of_the_running_binary() {
+    let d = tempfile::tempdir().unwrap();
+    let venv = d.path().join("venv");
+    std::fs::create_dir_all(venv.join("lib/python3.12/site-packages")).unwrap();
+    std::fs::create_dir_all(venv.join("bin")).unwrap();
+    std::fs::write(venv.join("pyvenv.cfg"), "version = 3.12.3\n").unwrap();
+    let e = own_environment(&venv.join("bin/gpudoctor")).unwrap();
+    assert_eq!(e.prefix, venv.to_string_lossy());
+    assert_eq!((e.kind.as_str(), e.origin.as_str()), ("venv", OWN_ORIGIN));
+    assert_eq!(e.python_version.as_deref(), Some("3.12"));
+    // Not in bin/: a release tarball's prefix, a cargo install.
+    assert!(own_environment(&venv.join("gpudoctor")).is_none());
+    assert!(own_environment(&d.path().join("bin/gpudoctor")).is_none());
+
+    // A conda environment on Windows: Scripts\\gpudoctor.exe, Lib\\site-packages, python.exe.
+    let conda = d.path().join("envs").join("ml");
+    std::fs::create_dir_all(conda.join("Lib").join("site-packages")).unwrap();
+    std::fs::create_dir_all(conda.join("conda-meta")).unwrap();
+    std::fs::create_dir_all(conda.join("Scripts")).unwrap();
+    std::fs::write(conda.join("python.exe"), "").unwrap();
+    let e = own_environment(&conda.join("Scripts").join("gpudoctor.exe")).unwrap();
+    assert_eq!(
+        (e.prefix.as_str(), e.kind.as_str()),
+        (&*conda.to_string_lossy(), "conda")
+    );
+    assert_eq!(
+        e.interpreter,
+        Some(conda.join("python.exe").to_string_lossy().into_owned())
+    );
+
+    // uv tool install's environment.
+    std::fs::write(venv.join("uv-receipt.toml"), "[tool]\n").unwrap();
+    assert!(own_environment(&venv.join("bin/gpudoctor")).is_none());
+}

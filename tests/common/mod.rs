@@ -54,7 +54,12 @@ impl Run {
     /// gpudoctor with an environment holding only PATH (system directories) and HOME.
     #[cfg(not(windows))]
     pub fn new() -> Run {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_gpudoctor"));
+        Run::of(Path::new(env!("CARGO_BIN_EXE_gpudoctor")))
+    }
+    /// Like [`Run::new`], with another copy of the binary (one placed in a venv's bin/).
+    #[cfg(not(windows))]
+    pub fn of(binary: &Path) -> Run {
+        let mut cmd = Command::new(binary);
         cmd.env_clear()
             .env(
                 "PATH",
