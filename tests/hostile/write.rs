@@ -414,3 +414,102 @@ fn dash_and_dev_stdout_are_standard_output_not_files() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(kind(Path::new("/dev/null")), "char device");
 }
+
+/// `run --report` and `--save` against the same targets, as root and as nobody: the command
+/// always runs and its status (7) passes through, the target is never replaced, and one line
+/// says what was lost. A device node, a FIFO nobody reads, a symlink.
+#[test]
+fn run_never_replaces_a_device_fifo_or_symlink_and_keeps_the_status() {
+    for as_nobody in users() {
+        let d = open_dir();
+        let precious = d.path().join("precious.txt");
+        std::fs::write(&precious, "the user's own file\n").unwrap();
+        std::fs::set_permissions(&precious, std::fs::Permissions::from_mode(0o666)).unwrap();
+        let dev = d.path().join("dev");
+        let fifo = d.path().join("fifo");
+        mkfifo(&fifo);
+        let link = d.path().join("link.json");
+        std::os::unix::fs::symlink(&precious, &link).unwrap();
+        let mut targets = vec![(fifo.clone(), "fifo"), (link.clone(), "symlink")];
+        if mknod_full(&dev) {
+            targets.push((dev.clone(), "char device"));
+        }
+        for (target, was) in &targets {
+            let t = target.to_str().unwrap();
+            let (code, err) = gd(
+                as_nobody,
+                &[
+                    "run", "--format", "json", "--report", t, "--", "sh", "-c", "exit 7",
+                ],
+                &[("GPUDOCTOR_RUN_INTERVAL", "0.1")],
+            );
+            assert_eq!(code, 7, "{t} (nobody: {as_nobody}): {err}");
+            assert!(
+                err.contains(&format!("the report was lost: cannot write it to {t}")),
+                "{t}: {err}"
+            );
+            assert_eq!(kind(target), *was, "{t}");
+        }
+        assert_eq!(
+            std::fs::read_to_string(&precious).unwrap(),
+            "the user's own file\n"
+        );
+        // --save into a folder whose report.json is a symlink: the run's files go to a new
+        // subfolder, and the link and its target stay as they were.
+        let save = d.path().join("save");
+        std::fs::create_dir(&save).unwrap();
+        std::fs::set_permissions(&save, std::fs::Permissions::from_mode(0o777)).unwrap();
+        std::os::unix::fs::symlink(&precious, save.join("report.json")).unwrap();
+        let (code, err) = gd(
+            as_nobody,
+            &[
+                "run",
+                "--save",
+                save.to_str().unwrap(),
+                "--",
+                "sh",
+                "-c",
+                "exit 7",
+            ],
+            &[("GPUDOCTOR_RUN_INTERVAL", "0.1")],
+        );
+        assert_eq!(code, 7, "{err}");
+        assert_eq!(kind(&save.join("report.json")), "symlink");
+        assert_eq!(
+            std::fs::read_to_string(&precious).unwrap(),
+            "the user's own file\n"
+        );
+    }
+}
+
+/// `run --report` into a read-only folder and onto a full file system: the command runs, its
+/// status passes, the report is said lost, and nothing half-written is left (root: tmpfs mounts
+/// in a private namespace).
+#[test]
+fn run_reports_on_a_read_only_or_full_file_system_are_said_lost() {
+    let r = in_mount_ns(
+        r#"mkdir "$D/ro" "$D/full"
+           mount -t tmpfs -o ro,size=64k tmpfs "$D/ro" || { echo SKIP-NO-MOUNT >&2; exit 0; }
+           mount -t tmpfs -o size=4k tmpfs "$D/full" || { echo SKIP-NO-MOUNT >&2; exit 0; }
+           printf 'old report\n' > "$D/full/r.json"
+           dd if=/dev/zero of="$D/full/fill" bs=1k count=64 2>/dev/null
+           GPUDOCTOR_RUN_INTERVAL=0.1 "$G" run --report "$D/ro/r.json" -- sh -c 'exit 7'; echo "ro=$?"
+           GPUDOCTOR_RUN_INTERVAL=0.1 "$G" run --report "$D/full/r.json" -- sh -c 'exit 7'; echo "full=$?"
+           printf 'content=%s\n' "$(cat "$D/full/r.json")"
+           ls -A "$D/ro" "$D/full" | tr '\n' ' ' | sed 's/^/entries=/'"#,
+    );
+    let Some((_, out, err)) = r else {
+        eprintln!("not root or no mount namespace: the read-only and full cases did not run");
+        return;
+    };
+    assert!(out.contains("ro=7"), "{out}\n{err}");
+    assert!(out.contains("full=7"), "{out}\n{err}");
+    assert_eq!(err.matches("the report was lost").count(), 2, "{err}");
+    assert!(err.contains("Read-only file system"), "{err}");
+    assert!(err.contains("No space left on device"), "{err}");
+    assert!(out.contains("content=old report"), "{out}");
+    assert!(
+        !out.contains(".gpudoctor-"),
+        "a temporary file was left: {out}"
+    );
+}
