@@ -9,7 +9,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Builds the stand-in into `dir` as libcuda.so.1 and libcuda.so (cudarc tries the latter).
 fn build(dir: &Path) {
@@ -33,17 +33,7 @@ fn check(dir: &Path, env: &[(&str, &str)], timeout: &str) -> (i32, serde_json::V
     for (k, v) in env {
         c.env(k, v);
     }
-    let t = Instant::now();
-    let out = c.output().unwrap();
-    let took = t.elapsed();
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "not JSON ({e}): {}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    (out.status.code().unwrap_or(-1), v, took)
+    common::json_output(c)
 }
 
 /// A cuInit that never returns: the report still comes within --timeout + 1 s (the smoke tests

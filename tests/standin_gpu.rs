@@ -69,17 +69,7 @@ fn gpudoctor(
     for (k, v) in env {
         c.env(k, v);
     }
-    let t = Instant::now();
-    let out = c.output().unwrap();
-    let took = t.elapsed();
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "not JSON ({e}): {}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    (out.status.code().unwrap_or(-1), v, took)
+    common::json_output(c)
 }
 
 fn check(env: &[(&str, &str)], timeout: &str) -> (serde_json::Value, Duration) {

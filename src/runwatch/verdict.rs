@@ -332,6 +332,16 @@ pub struct OomEvidence {
     pub unseen: Vec<String>,
 }
 
+impl OomEvidence {
+    /// One piece of evidence against the OOM killer: the line, its few words for a title, and
+    /// how strongly it rules the killer out.
+    fn rule_out(&mut self, line: String, short: String, weight: u32) {
+        self.against.push(line);
+        self.against_short.push(short);
+        self.against_weight += weight;
+    }
+}
+
 /// A peak at or above this share of the limit counts as "memory at the limit".
 const NEAR_LIMIT: f64 = 0.9;
 /// A peak below this share of the limit counts as "far below the limit".
@@ -355,13 +365,14 @@ pub fn oom_evidence(i: &Inputs) -> OomEvidence {
             .for_oom
             .push("the kernel log names this run's process as killed by the OOM killer".into()),
         Some(k) if k.followed && others == 0 => {
-            e.against.push(format!(
-                "the kernel log ({}) was read through the run and has no OOM-killer line",
-                k.path
-            ));
-            e.against_short
-                .push("no OOM-killer line in the kernel log".into());
-            e.against_weight += 25;
+            e.rule_out(
+                format!(
+                    "the kernel log ({}) was read through the run and has no OOM-killer line",
+                    k.path
+                ),
+                "no OOM-killer line in the kernel log".into(),
+                25,
+            );
         }
         // Another process's kill: the kernel log neither names this run nor rules it out
         // (a process of the run that lived between two samples is not known by its pid).
@@ -381,13 +392,14 @@ pub fn oom_evidence(i: &Inputs) -> OomEvidence {
                 y - x
             )),
             (Some(_), Some(_)) => {
-                e.against.push(format!(
-                    "the memory cgroup {} counted no OOM kill during the run",
-                    b.path
-                ));
-                e.against_short
-                    .push("no OOM kill counted by the memory cgroup".into());
-                e.against_weight += 20;
+                e.rule_out(
+                    format!(
+                        "the memory cgroup {} counted no OOM kill during the run",
+                        b.path
+                    ),
+                    "no OOM kill counted by the memory cgroup".into(),
+                    20,
+                );
             }
             _ => e.unseen.push(format!(
                 "the OOM-kill count of the memory cgroup {} could not be read",
@@ -427,10 +439,7 @@ pub fn oom_evidence(i: &Inputs) -> OomEvidence {
             if share >= NEAR_LIMIT {
                 e.for_oom.push(line);
             } else if share < FAR_BELOW {
-                e.against.push(line);
-                e.against_short
-                    .push(format!("peak {} of {}", size(p), size(l)));
-                e.against_weight += 10;
+                e.rule_out(line, format!("peak {} of {}", size(p), size(l)), 10);
             }
         }
         (None, _) => e

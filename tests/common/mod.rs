@@ -218,3 +218,19 @@ pub fn evidence(cause: &serde_json::Value) -> String {
         .collect::<Vec<_>>()
         .join("\n")
 }
+
+/// Runs a prepared gpudoctor command whose stdout is a JSON report: its exit code, the report,
+/// and how long it took; panics with stdout and stderr when stdout is not JSON.
+pub fn json_output(mut c: Command) -> (i32, serde_json::Value, std::time::Duration) {
+    let t = std::time::Instant::now();
+    let out = c.output().unwrap();
+    let took = t.elapsed();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}): {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (out.status.code().unwrap_or(-1), v, took)
+}
