@@ -14,6 +14,7 @@ pub mod explain;
 pub mod faults;
 pub mod gpu;
 pub mod interrupt;
+pub mod knowledge;
 pub mod matrix;
 pub mod matrix_show;
 pub mod matrix_update;
