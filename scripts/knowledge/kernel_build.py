@@ -32,7 +32,7 @@ CATEGORIES = {
 }
 LEVELS = {"info", "app", "warn", "high", "crit"}
 SEVERITIES = {"error", "warning", "info"}
-AREAS = {"driver", "gpus", "host", "cuda", "python", "container", "fabric"}
+AREAS = {"host", "driver", "gpus", "cuda", "cudnn", "frameworks", "environment"}
 CATALOG_URL = "https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html"
 
 

@@ -56,13 +56,23 @@ pub(crate) fn explain(a: ExplainArgs) -> Output {
         }
         if let Some(t) = crate::explain::tables::tables() {
             s.push_str(&format!(
-                "\nCode tables (built in, explain-catalog/codes.yaml {}): {} NTSTATUS values, {} CUDA errors, {} NVML return codes, {} signals, {} Xid entries\n",
+                "\nCode tables (built in, explain-catalog/codes.yaml {}): {} NTSTATUS values, {} CUDA errors, {} NVML return codes, {} signals\n",
                 t.version,
                 t.ntstatus.codes.len(),
                 t.cuda.codes.len(),
                 t.nvml.codes.len(),
                 t.signals.codes.len(),
-                t.xid.codes.len()
+            ));
+        }
+        if let (Some(x), Some(e)) = (
+            crate::knowledge::kernel::xid_file(),
+            crate::knowledge::kernel::events_file(),
+        ) {
+            s.push_str(&format!(
+                "Kernel driver knowledge (built in, knowledge/, NVIDIA driver {}): {} Xids, {} kernel-log events\n",
+                x.source.version,
+                x.entries.len(),
+                e.entries.len()
             ));
         }
         return Output::ok(s, ExitStatus::Healthy);

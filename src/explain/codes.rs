@@ -163,6 +163,7 @@ pub fn xid_match(x: u32, conf: &'static str) -> Option<Match> {
     );
     m.confidence = conf;
     m.severity = i.level.severity();
+    m.emitter = crate::knowledge::kernel::xid_emitter(i);
     Some(m)
 }
 

@@ -39,6 +39,10 @@ pub struct Match {
     /// For an ambiguous symptom: how to tell its causes apart.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tell_apart: Vec<String>,
+    /// A kernel-log event: the program that printed the message and where in its source
+    /// (knowledge/kernel-events.yaml).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub emitter: Option<String>,
     /// `--with-check`: what this machine shows about it.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub machine: Vec<String>,
@@ -77,6 +81,7 @@ impl Match {
             first_line: None,
             text: None,
             tell_apart: Vec::new(),
+            emitter: None,
             machine: Vec::new(),
             rank: 0,
             severity: Severity::Error,
@@ -441,6 +446,9 @@ pub fn render(input_label: &str, matches: &[Match], lines: Option<u64>) -> Strin
             "   What it is: {}\n",
             crate::sanitize::clean(&m.meaning)
         ));
+        if let Some(e) = &m.emitter {
+            s.push_str(&format!("   Printed by: {}\n", crate::sanitize::clean(e)));
+        }
         if !m.likely_causes.is_empty() {
             s.push_str("   Likely causes:\n");
             for c in &m.likely_causes {

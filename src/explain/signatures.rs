@@ -33,7 +33,7 @@ pub fn enrich(name: &str, line: &str, m: &Matrix, parser: &mut LogParser) -> Opt
         "exit_code" => one(exit_code(line)),
         "cuda_text" => one(cuda_text(line)),
         "xid" => xid_readings(line),
-        "kernel_log" => parser.feed(line).map(|ev| kernel_event(&ev)),
+        "kernel_log" => parser.feed(line).map(|ev| kernel_event(&ev, line)),
         _ => None,
     }
 }
@@ -383,25 +383,6 @@ fn exit_code(line: &str) -> Option<Match> {
     Some(first)
 }
 
-/// A fixed explanation (the signature table's rows read best with every field spelled out).
-#[allow(clippy::too_many_arguments)]
-fn simple(
-    id: &'static str,
-    name: &'static str,
-    cat: Category,
-    meaning: &'static str,
-    causes: &'static [&'static str],
-    fix: &'static str,
-    cmds: &'static [&'static str],
-    sev: Severity,
-) -> Match {
-    Match::new("signature", json!(id), name, cat, meaning)
-        .causes(causes)
-        .fix(fix, cmds)
-        .severity(sev)
-        .key(id)
-}
-
 /// The Xid of a line, and the earlier Xid it names ("Xid 45 ... caused by previous Xid 149"),
 /// which is the one to act on.
 fn xid_readings(line: &str) -> Option<Vec<Match>> {
@@ -466,25 +447,32 @@ fn cuda_text(line: &str) -> Option<Match> {
     })
 }
 
-fn kernel_event(ev: &LogEvent) -> Vec<Match> {
-    match ev {
-        LogEvent::Xid { xid, bus_id, .. } => codes::xid_match(*xid, "high")
-            .map(|m| {
-                let k = format!("xid:{xid}:{}", bus_id.as_deref().unwrap_or("?"));
-                m.key(k)
-            })
-            .into_iter()
-            .collect(),
-        LogEvent::FallenOffBus { .. } => vec![simple("fallen-off-bus", "GPU has fallen off the bus", Category::HardwareFault, "The driver can no longer reach the GPU over PCIe.", &["power, overheating, a failing riser or slot, or the GPU itself"], "Reboot, then check power, cooling and seating; RMA if it repeats.", &["sudo dmesg -T | grep -i 'fallen off'"], Severity::Error)],
-        LogEvent::RmInitAdapterFailed { .. } => vec![simple("rm-init-adapter", "RmInitAdapter failed", Category::HardwareFault, "The driver could not initialise a GPU.", &["hardware, GSP firmware, power, or an unsupported configuration"], "Reboot; update the driver; check power and seating.", &[], Severity::Error)],
-        LogEvent::ApiMismatch { client_version, module_version } => vec![Match::new("signature", json!("api-mismatch"), "NVRM API mismatch", Category::DriverLibraryMismatch, format!("A driver client of version {} met kernel module {}.", client_version.as_deref().unwrap_or("?"), module_version.as_deref().unwrap_or("?"))).causes(&["the driver was upgraded without a reboot"]).fix("Reboot.", &["sudo reboot"]).key("api-mismatch")],
-        LogEvent::ProbeNotCalled => vec![simple("probe-not-called", "NVIDIA probe routine not called", Category::DriverMissing, "Another driver (usually nouveau) claimed the GPU before the NVIDIA module.", &["nouveau is loaded"], "Blacklist nouveau and reboot.", &["echo 'blacklist nouveau' | sudo tee /etc/modprobe.d/blacklist-nouveau.conf", "sudo update-initramfs -u && sudo reboot"], Severity::Error)],
-        LogEvent::NoDevicesProbed => vec![simple("no-devices-probed", "No NVIDIA devices probed", Category::DriverMissing, "The NVIDIA driver found no GPU it could use.", &["the GPU is bound to another driver", "the GPU is not supported by this driver branch"], "Check which driver owns the GPU:", &["lspci -nnk -d 10de:"], Severity::Error)],
-        LogEvent::UnsupportedGpu { .. } | LogEvent::OpenModuleNeedsGsp => vec![simple("unsupported-gpu", "GPU not supported by this driver", Category::ArchUnsupported, "The loaded driver does not support this GPU.", &["a driver branch that dropped the architecture, or the open kernel module on a pre-Turing GPU"], "Install a driver branch that supports the GPU.", &["gpudoctor check"], Severity::Error)],
-        LogEvent::UnsignedModule => vec![simple("unsigned-module", "Unsigned module rejected", Category::DriverMissing, "Secure Boot refused to load an unsigned kernel module.", &["Secure Boot with a DKMS-built NVIDIA module whose key is not enrolled"], "Enroll the MOK key or use signed driver packages.", &["mokutil --sb-state"], Severity::Error)],
-        LogEvent::PcieAer { severity, .. } => vec![Match::new("signature", json!("pcie-aer"), format!("PCIe {severity} error"), Category::PcieDegraded, format!("The kernel logged a PCIe {severity} error.")).causes(&["a marginal PCIe link: riser, slot, cable"]).fix("Reseat the card; check the link with lspci -vv.", &[] as &[&str]).severity(if severity.starts_with("Uncorrected") { Severity::Error } else { Severity::Info }).key(format!("aer:{severity}"))],
-        LogEvent::OomKill { process, .. } => vec![Match::new("signature", json!("oom-kill"), "OOM killer", Category::GpuMemoryExhausted, format!("The kernel's OOM killer killed {} because host memory ran out: the process exits with 137.", process.as_deref().unwrap_or("a process"))).causes(&["host RAM (not GPU memory) exhausted: too many DataLoader workers, large in-memory datasets, a container memory limit"]).fix("Use less host memory or raise the limit.", &["sudo dmesg -T | grep -i 'killed process'"]).key("oom-kill")],
-        LogEvent::NvswitchSxid { code } => vec![Match::new("signature", json!(code), format!("NVSwitch SXid {code}"), Category::HardwareFault, "An NVSwitch reported an error.").fix("Check the Fabric Manager log and reset the GPUs/NVSwitches if it repeats.", &[] as &[&str]).key(format!("sxid:{code}"))],
-        LogEvent::DisplayDriverReset { .. } => vec![simple("display-driver-reset", "Display driver reset (TDR)", Category::DriverFault, "Windows found the display driver unresponsive past the TDR delay (2 s unless TdrDelay says otherwise) and reset it; the CUDA contexts on that GPU were lost.", &["a CUDA kernel running longer than the TDR delay on a GPU that also drives a display (WDDM)", "a GPU or driver that hangs: overclock, power, overheating, a failing card"], "Raise TdrDelay and restart, or run long kernels on a GPU that drives no display (TCC mode):", &[r#"reg add "HKLM\SYSTEM\CurrentControlSet\Control\GraphicsDrivers" /v TdrDelay /t REG_DWORD /d 60 /f"#], Severity::Warning)],
+/// A kernel-log event as knowledge/kernel-events.yaml says it (an Xid as knowledge/xid.yaml
+/// says it), named by its emitter and the source of its message family.
+fn kernel_event(ev: &LogEvent, line: &str) -> Vec<Match> {
+    if let LogEvent::Xid { xid, bus_id, .. } = ev {
+        return xid_event(*xid, bus_id.as_deref());
     }
+    let Some((k, title, text)) = crate::knowledge::kernel::describe(ev) else {
+        return Vec::new();
+    };
+    let mut m = Match::new("signature", json!(k.id), title, k.category, text)
+        .causes(&k.causes)
+        .fix(&k.fix, &k.commands)
+        .severity(k.severity)
+        .key(ev.key());
+    if let Some((_, f)) = crate::knowledge::kernel::match_line(line) {
+        m.emitter = Some(format!("{} ({})", f.emitter, f.source.join(", ")));
+    } else if let Some(f) = k.families.first() {
+        m.emitter = Some(f.emitter.clone());
+    }
+    vec![m]
+}
+
+/// An Xid the kernel-log parser read: reported under its own number.
+fn xid_event(xid: u32, bus_id: Option<&str>) -> Vec<Match> {
+    codes::xid_match(xid, "high")
+        .map(|m| m.key(format!("xid:{xid}:{}", bus_id.unwrap_or("?"))))
+        .into_iter()
+        .collect()
 }

@@ -1,15 +1,14 @@
-//! The code tables of `explain` and the Xid table of the fault rules, read from
+//! The code tables of `explain`, read from
 //! `explain-catalog/codes.yaml` (built into the binary): Windows NTSTATUS values, CUDA error
-//! numbers, NVML return codes, POSIX signals and NVIDIA Xids, each table with its sources. The
-//! Rust that reads a number in a text and turns an entry into an answer is in
-//! [`super::codes`] and [`crate::faults::xid`].
+//! numbers, NVML return codes and POSIX signals, each table with its sources (the Xids are in
+//! knowledge/xid.yaml, [`crate::knowledge::kernel`]). The Rust that reads a number in a text and
+//! turns an entry into an answer is in [`super::codes`].
 
 use std::collections::HashSet;
 use std::sync::OnceLock;
 
 use serde::Deserialize;
 
-use crate::faults::xid::Level;
 use crate::report::{Category, Severity};
 
 pub const CODES_SCHEMA: &str = "gpudoctor.explain-codes/1";
@@ -27,7 +26,6 @@ pub struct Tables {
     pub cuda: Table<Cuda>,
     pub nvml: Table<Nvml>,
     pub signals: Table<Signal>,
-    pub xid: Table<XidInfo>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -97,49 +95,6 @@ pub struct Signal {
     pub note: String,
 }
 
-/// One Xid or a group that shares a meaning.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct XidInfo {
-    /// Each `N` or `N-M`.
-    pub xids: Vec<XidSpec>,
-    pub name: String,
-    pub meaning: String,
-    pub category: Category,
-    pub level: Level,
-    pub action: String,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(untagged)]
-pub enum XidSpec {
-    One(u32),
-    Range(String),
-}
-
-impl XidSpec {
-    /// The first and last Xid, or None for a malformed range.
-    pub fn bounds(&self) -> Option<(u32, u32)> {
-        match self {
-            XidSpec::One(n) => Some((*n, *n)),
-            XidSpec::Range(r) => {
-                let (a, b) = r.split_once('-')?;
-                let (a, b) = (a.trim().parse().ok()?, b.trim().parse().ok()?);
-                (a <= b).then_some((a, b))
-            }
-        }
-    }
-}
-
-impl XidInfo {
-    pub fn covers(&self, xid: u32) -> bool {
-        self.xids
-            .iter()
-            .filter_map(XidSpec::bounds)
-            .any(|(a, b)| (a..=b).contains(&xid))
-    }
-}
-
 /// The built-in tables; None only if the built-in file is broken (a test loads it).
 pub fn tables() -> Option<&'static Tables> {
     static T: OnceLock<Option<Tables>> = OnceLock::new();
@@ -148,7 +103,7 @@ pub fn tables() -> Option<&'static Tables> {
 }
 
 /// Reads and checks a code-table file: its schema, sources for every table, no number listed
-/// twice, well-formed Xid ranges. Errors name the file (and the line where the YAML says).
+/// twice. Errors name the file (and the line where the YAML says).
 pub fn parse(name: &str, text: &str) -> Result<Tables, Vec<String>> {
     let t: Tables = serde_saphyr::from_str(text).map_err(|e| {
         let (at, message) = crate::userfile::yaml_error(name, text, &e);
@@ -160,18 +115,6 @@ pub fn parse(name: &str, text: &str) -> Result<Tables, Vec<String>> {
             "{name}: schema is {:?}; this gpudoctor reads {CODES_SCHEMA:?}",
             t.schema
         ));
-    }
-    let mut xids = Vec::new();
-    for x in &t.xid.codes {
-        for s in &x.xids {
-            match s.bounds() {
-                Some((a, b)) => xids.extend(a..=b),
-                None => errors.push(format!(
-                    "{name}: Xid entry {:?}: {s:?} is not N or N-M with N <= M",
-                    x.name
-                )),
-            }
-        }
     }
     let mut twice = |table: &str, nums: Vec<u32>, sources: &[String]| {
         if sources.is_empty() {
@@ -204,7 +147,6 @@ pub fn parse(name: &str, text: &str) -> Result<Tables, Vec<String>> {
         t.signals.codes.iter().map(|c| c.num).collect(),
         &t.signals.sources,
     );
-    twice("xid", xids, &t.xid.sources);
     if errors.is_empty() {
         Ok(t)
     } else {

@@ -1,11 +1,14 @@
 //! Parses kernel log lines into GPU-relevant events: Xid lines in every format of
 //! ../shared/reference/faults.md §2 (with and without "PCI:", MIG-attributed, NVLink5, "caused
-//! by previous Xid", pid/name or not), the other NVRM lines of §2c (fallen off the bus,
-//! RmInitAdapter failed, API mismatch, probe routine not called, no devices, unsupported GPU,
-//! open module without GSP, unsigned module), PCIe AER, the OOM killer and NVSwitch SXids.
+//! by previous Xid", pid/name or not), the lines whose fields it reads (API mismatch over three
+//! lines, RmInitAdapter's code, PCIe AER, the OOM killer, NVSwitch SXids, Windows TDR), and every
+//! other message family of knowledge/kernel-events.yaml ([`crate::knowledge::kernel`]: the
+//! driver's own formats with file:line, nouveau, Secure Boot, BARs, GSP, assertions, crash dumps,
+//! Fabric Manager), which name the event they belong to.
 //!
-//! Signatures are searched anywhere in the line, so dmesg ("[  12.345678] "), syslog and journal
-//! ("Nov 21 13:59:01 host kernel: "), ISO-timestamped and /dev/kmsg records all parse the same.
+//! Signatures are searched anywhere in the line, so dmesg ("[  12.345678] ", `-T` dates), syslog
+//! and journal ("Nov 21 13:59:01 host kernel: "), ISO-timestamped, /dev/kmsg, talosctl
+//! ("192.168.1.2: kern: err: [...]") and kubectl-prefixed records all parse the same.
 //! The parser is total: any input gives an event or nothing, never a panic (fuzzed in tests).
 //! `check` and `explain --log` share it.
 
@@ -75,6 +78,16 @@ pub enum LogEvent {
     NvswitchSxid {
         code: u32,
     },
+    /// Any other event of knowledge/kernel-events.yaml, by its id ("gsp_unresponsive",
+    /// "nouveau_owns_gpu", ...).
+    Kernel {
+        event: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        bus_id: Option<String>,
+        /// The message (for events whose text names it).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        detail: Option<String>,
+    },
     /// Windows: the display driver stopped answering within the TDR delay and Windows reset it
     /// (`Display` event 4101 "Display driver nvlddmkm stopped responding and has …recovered",
     /// `nvlddmkm` event 153 "…TDR occurred on GPUID:100"; sources in
@@ -111,8 +124,69 @@ impl LogEvent {
             LogEvent::OomKill { .. } => "oom_kill".into(),
             LogEvent::NvswitchSxid { code } => format!("sxid:{code}"),
             LogEvent::DisplayDriverReset { .. } => "display_driver_reset".into(),
+            LogEvent::Kernel { event, bus_id, .. } => match bus_id {
+                Some(b) => format!("{event}:{b}"),
+                None => event.clone(),
+            },
         }
     }
+
+    /// The id of its event in knowledge/kernel-events.yaml ("xid" for an Xid, whose entry is in
+    /// knowledge/xid.yaml).
+    pub fn event_id(&self) -> &str {
+        match self {
+            LogEvent::Xid { .. } => "xid",
+            LogEvent::FallenOffBus { .. } => "fallen_off_bus",
+            LogEvent::RmInitAdapterFailed { .. } => "rm_init_adapter_failed",
+            LogEvent::ApiMismatch { .. } => "api_mismatch",
+            LogEvent::ProbeNotCalled => "probe_not_called",
+            LogEvent::NoDevicesProbed => "no_devices_probed",
+            LogEvent::UnsupportedGpu { .. } => "unsupported_gpu",
+            LogEvent::OpenModuleNeedsGsp => "open_module_needs_gsp",
+            LogEvent::UnsignedModule => "unsigned_module",
+            LogEvent::PcieAer { .. } => "pcie_aer",
+            LogEvent::OomKill { .. } => "oom_kill",
+            LogEvent::NvswitchSxid { .. } => "nvswitch_sxid",
+            LogEvent::DisplayDriverReset { .. } => "display_driver_reset",
+            LogEvent::Kernel { event, .. } => event,
+        }
+    }
+
+    /// The event of a family match, as the variant that carries its fields where there is one.
+    fn of_family(id: &str, line: &str) -> LogEvent {
+        let bus_id = gpu_prefix_bus(line).or_else(|| any_bus(line));
+        match id {
+            "fallen_off_bus" => LogEvent::FallenOffBus { bus_id },
+            "rm_init_adapter_failed" => LogEvent::RmInitAdapterFailed { bus_id, code: None },
+            "probe_not_called" => LogEvent::ProbeNotCalled,
+            "no_devices_probed" => LogEvent::NoDevicesProbed,
+            "open_module_needs_gsp" => LogEvent::OpenModuleNeedsGsp,
+            "unsigned_module" => LogEvent::UnsignedModule,
+            "unsupported_gpu" => LogEvent::UnsupportedGpu {
+                detail: clean(nvrm_part(line)),
+            },
+            _ => LogEvent::Kernel {
+                event: id.to_string(),
+                bus_id,
+                detail: Some(clean(nvrm_part(line))),
+            },
+        }
+    }
+}
+
+/// The line from "NVRM:" on (or the whole line).
+fn nvrm_part(line: &str) -> &str {
+    line.find("NVRM:")
+        .and_then(|i| line.get(i..))
+        .unwrap_or(line)
+}
+
+/// The first PCI address in a line ("0000:2b:00.0", "PCI:0000:2b:00"), normalised.
+fn any_bus(line: &str) -> Option<String> {
+    line.split(|c: char| c.is_whitespace() || c == '(' || c == ')' || c == ',')
+        .map(|w| w.trim_end_matches(':').trim_end_matches('.'))
+        .filter(|w| w.matches(':').count() >= 2 && w.contains('.') || w.starts_with("PCI:"))
+        .find_map(norm_bus_id)
 }
 
 /// "PCI:0000:2b:00", "0000:2B:00.0", "00000000:2B:00.0" → "0000:2b:00" (domain:bus:device).
@@ -252,6 +326,9 @@ fn version_after<'a>(s: &'a str, marker: &str) -> Option<&'a str> {
 #[derive(Debug, Default)]
 pub struct LogParser {
     api: Option<(Option<String>, Option<String>, u8)>,
+    /// The PID of the OOM kill an "oom-kill:constraint=…,pid=N" summary line reported: the
+    /// "Killed process N" line of the same kill that follows is not a second event.
+    oom_pid: Option<u32>,
 }
 
 impl LogParser {
@@ -297,11 +374,6 @@ impl LogParser {
             let i = line.find("Xid (PCI:")?;
             return line.get(i + "Xid (".len()..).and_then(parse_xid);
         }
-        if line.contains("fallen off the bus") {
-            return Some(LogEvent::FallenOffBus {
-                bus_id: gpu_prefix_bus(line),
-            });
-        }
         if line.contains("RmInitAdapter failed") || line.contains("rm_init_adapter failed") {
             let code = line
                 .find("RmInitAdapter failed! (")
@@ -328,28 +400,11 @@ impl LogParser {
             self.api = Some((client, None, 0));
             return None;
         }
-        if line.contains("NVIDIA probe routine was not called") {
-            return Some(LogEvent::ProbeNotCalled);
-        }
-        if line.contains("No NVIDIA devices probed")
-            || line.contains("None of the NVIDIA devices were initialized")
-            || line.contains("No NVIDIA graphics adapter probed")
-        {
-            return Some(LogEvent::NoDevicesProbed);
-        }
-        if line.contains("does not include the required GPU System Processor") {
-            return Some(LogEvent::OpenModuleNeedsGsp);
-        }
         if line.contains("NVRM:") && line.contains("is not supported by the NVIDIA") {
             let i = line.find("NVRM:").unwrap_or(0);
             return Some(LogEvent::UnsupportedGpu {
                 detail: clean(line.get(i..).unwrap_or(line)),
             });
-        }
-        if line.contains("Loading of unsigned module is rejected")
-            || (line.contains("nvidia") && line.contains("Key was rejected by service"))
-        {
-            return Some(LogEvent::UnsignedModule);
         }
         if let Some(i) = line.find("PCIe Bus Error: severity=") {
             let r = line
@@ -386,6 +441,9 @@ impl LogParser {
                     Some((p, r)) => (Some(p), r),
                     None => (None, r),
                 };
+                if pid.is_some() && self.oom_pid.take() == pid {
+                    return None;
+                }
                 let process = r
                     .trim_start()
                     .strip_prefix('(')
@@ -394,7 +452,21 @@ impl LogParser {
                 return Some(LogEvent::OomKill { pid, process });
             }
         }
-        None
+        // mm/oom_kill.c's one-line summary: "oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),
+        // cpuset=…,mems_allowed=0,oom_memcg=…,task_memcg=…,task=python,pid=4242,uid=0".
+        if let Some(i) = line.find("oom-kill:constraint=") {
+            let r = line.get(i..).unwrap_or("");
+            let field = |k: &str| {
+                r.split(',')
+                    .find_map(|f| f.trim().strip_prefix(k))
+                    .map(str::trim)
+            };
+            let pid = field("pid=").and_then(|p| p.parse().ok());
+            let process = field("task=").filter(|t| !t.is_empty()).map(clean);
+            self.oom_pid = pid;
+            return Some(LogEvent::OomKill { pid, process });
+        }
+        crate::knowledge::kernel::match_line(line).map(|(e, _)| LogEvent::of_family(&e.id, line))
     }
 }
 

@@ -1,9 +1,10 @@
 //! The Xid catalog: what each Xid means, its category, how serious it is and what to do. The
-//! table is data, in explain-catalog/codes.yaml (read by [`crate::explain::tables`]), from
-//! NVIDIA's Xid catalog (NV-CAT, https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html)
-//! and the older cause table (NV-OLD, https://docs.nvidia.com/deploy/xid-errors/index.html), as
-//! transcribed in ../shared/reference/faults.md §1. NVIDIA publishes no severity field: the
-//! levels are faults.md's synthesis of NVIDIA's resolution buckets, DCGM and cloud practice.
+//! table is data, knowledge/xid.yaml (read by [`crate::knowledge::kernel`]): every Xid number the
+//! driver defines (nverror.h, mined) joined with NVIDIA's Xid catalog (NV-CAT,
+//! https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html) and the older cause table
+//! (NV-OLD, https://docs.nvidia.com/deploy/xid-errors/index.html), as transcribed in
+//! scripts/knowledge/xid_catalog.yaml. NVIDIA publishes no severity field: the levels are
+//! faults.md's synthesis of NVIDIA's resolution buckets, DCGM and cloud practice.
 
 use crate::report::Severity;
 
@@ -29,15 +30,12 @@ impl Level {
     }
 }
 
-pub use crate::explain::tables::XidInfo;
+pub use crate::knowledge::kernel::XidInfo;
 
-/// The catalog entry of an Xid, if any (159–170 have no confirmed action and are not listed).
+/// The entry of an Xid: every number the driver defines or NVIDIA's catalog lists. Numbers the
+/// catalog says nothing about are there with `catalog: none` and a plain "no published action".
 pub fn lookup(xid: u32) -> Option<&'static XidInfo> {
-    crate::explain::tables::tables()?
-        .xid
-        .codes
-        .iter()
-        .find(|e| e.covers(xid))
+    crate::knowledge::kernel::xid(xid)
 }
 
 /// NVML / Xid 154 recovery actions (faults.md §1, §3e).

@@ -99,7 +99,7 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
             .finding(
                 level.severity(),
                 format!("Xid {xid} ({name}) on {where_}, {times}"),
-                format!("{}: {meaning}.{who} Kernel log: {}", capital(meaning_lead(*xid)), e.first_line),
+                format!("{}: {meaning}.{who} Kernel log: {}", capital(meaning_lead(category)), e.first_line),
             )
             .fix_owned(format!("{}.", capital(&action_text)), vec!["sudo dmesg -T | grep -E 'NVRM: Xid' | tail -20".to_string()])
             .evidence(json!({"xid": xid, "name": name, "count": e.count, "bus_id": bus_id, "window_hours": log.window_hours, "line": e.first_line, "source": log.source}))
@@ -113,13 +113,15 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
     out
 }
 
-fn meaning_lead(xid: u32) -> &'static str {
-    match xid {
-        13 | 31 | 43 | 45 | 68 | 137 => "usually an application problem",
-        48 | 63 | 64 | 92 | 94 | 95 | 140 | 171 | 172 => "GPU memory",
-        79 => "the GPU is unreachable",
-        119 | 120 => "GPU firmware (GSP)",
-        74 | 144..=150 | 155 => "NVLink",
+/// What kind of fault the Xid's category (knowledge/xid.yaml) makes it.
+fn meaning_lead(c: Category) -> &'static str {
+    match c {
+        Category::ApplicationError => "usually an application problem",
+        Category::EccMemory => "GPU memory",
+        Category::HardwareFault => "the GPU hardware",
+        Category::DriverFault => "the driver or its GPU firmware",
+        Category::PcieDegraded => "the PCIe bus",
+        Category::ThermalPower => "power or cooling",
         _ => "NVIDIA's catalog",
     }
 }

@@ -199,13 +199,10 @@ fn events(i: &Inputs, v: &mut Vec<Cause>) {
                 v.push(c);
             }
             other => {
-                let cat = match other {
-                    LogEvent::FallenOffBus { .. } | LogEvent::PcieAer { .. } => {
-                        Category::HardwareFault
-                    }
-                    LogEvent::NvswitchSxid { .. } => Category::FabricManager,
-                    _ => Category::DriverFault,
-                };
+                // The event's category: knowledge/kernel-events.yaml, as `check` and `explain`.
+                let cat = crate::knowledge::kernel::describe(other)
+                    .map(|(k, _, _)| k.category)
+                    .unwrap_or(Category::DriverFault);
                 let weight = if matches!(other, LogEvent::PcieAer { .. }) {
                     30
                 } else {
