@@ -138,7 +138,9 @@ def build_events(errors):
                 if not hits:
                     errors.append(f"kernel_events.yaml: {eid}: {f['mined']!r} matches no mined format")
                     continue
-                ps = pieces(text)
+                # The driver prefixes every message it prints with "NVRM:" (nv_printf formats
+                # carry it; NV_PRINTF adds it), so a family of its formats needs it too.
+                ps = ["NVRM:"] + pieces(text)
                 for h in hits:
                     used.add((h["file"], h["line"]))
                 fams.append({

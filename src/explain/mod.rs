@@ -259,7 +259,10 @@ pub fn line_matches_of(
     }
     // One line, one reading per category: the most specific (highest-ranked) signature stands
     // ("NVRM: Xid 79, GPU has fallen off the bus" is the Xid, not also a second fallen-off-bus).
-    out.sort_by_key(|x| std::cmp::Reverse(x.rank));
+    // An Xid line is always reported as its Xid: "Xid 63, Row Remapper: New row marked for
+    // remapping" is Xid 63 (a remap was recorded), not the generic uncorrectable-ECC reading
+    // whose words it also holds.
+    out.sort_by_key(|x| (x.kind != "xid", std::cmp::Reverse(x.rank)));
     let mut seen = Vec::new();
     out.retain(|x| {
         if seen.contains(&x.category) {

@@ -288,3 +288,95 @@ mod fuzz {
         }
     }
 }
+
+#[derive(serde::Deserialize)]
+struct PublicLine {
+    source: String,
+    text: String,
+    #[serde(default)]
+    event: Option<String>,
+    #[serde(default)]
+    xid: Option<u32>,
+}
+
+#[derive(serde::Deserialize)]
+struct PublicLines {
+    lines: Vec<PublicLine>,
+}
+
+/// Real lines from public threads (tests/fixtures/kernel-log/public-threads.yaml): each family
+/// of knowledge/kernel-events.yaml they stand for is recognised, whatever prefix they carry.
+#[test]
+fn real_lines_of_every_family_are_recognised() {
+    let f: PublicLines = serde_saphyr::from_str(include_str!(
+        "../../tests/fixtures/kernel-log/public-threads.yaml"
+    ))
+    .unwrap();
+    let mut events = std::collections::HashSet::new();
+    for l in &f.lines {
+        assert!(l.source.starts_with("https://"), "{}", l.source);
+        let ev = LogParser::new()
+            .feed(&l.text)
+            .unwrap_or_else(|| panic!("nothing read in {}", l.text));
+        match (&l.event, l.xid) {
+            (Some(e), _) => {
+                assert_eq!(ev.event_id(), e, "{}", l.text);
+                events.insert(e.clone());
+            }
+            (None, Some(x)) => {
+                assert!(
+                    matches!(ev, LogEvent::Xid { xid, .. } if xid == x),
+                    "{ev:?}"
+                );
+            }
+            (None, None) => panic!("{}: neither event nor xid", l.text),
+        }
+    }
+    assert!(events.len() >= 12, "{events:?}");
+}
+
+#[test]
+fn talosctl_and_kubectl_prefixes_parse_the_same() {
+    for line in [
+        "192.168.11.119: kern: warning: [2026-04-22T21:30:51.526447914Z]: NVRM: nvAssertFailedNoLog: Assertion failed: 0 @ kernel_gsp.c:1446",
+        "[pod/driver-x7k2/nvidia-driver-ctr] [   12.5] NVRM: nvAssertFailedNoLog: Assertion failed: 0 @ kernel_gsp.c:1446",
+    ] {
+        assert_eq!(one(line).event_id(), "rm_assertion", "{line}");
+    }
+    assert!(matches!(
+        one("10.0.0.5: kern:    err: [2026-04-22T21:30:51Z]: NVRM: Xid (PCI:0000:3b:00): 63, pid=1896, Row Remapper: New row marked for remapping, reset gpu to activate."),
+        LogEvent::Xid { xid: 63, .. }
+    ));
+}
+
+#[test]
+fn an_oom_kill_with_its_summary_line_is_one_event() {
+    let evs = parse_all(
+        "[Sun Mar 30 08:24:00 2025] oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0,global_oom,task_memcg=/init.scope,task=python,pid=7899,uid=0\n\
+         [Sun Mar 30 08:24:00 2025] Out of memory: Killed process 7899 (python) total-vm:26184840kB, anon-rss:15370088kB, file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:38964kB oom_score_adj:0\n\
+         [Sun Mar 30 08:25:00 2025] Out of memory: Killed process 8000 (python) total-vm:1kB",
+    );
+    assert_eq!(evs.len(), 2, "{evs:?}");
+    assert!(
+        matches!(&evs[0], LogEvent::OomKill { pid: Some(7899), process: Some(p) } if p == "python")
+    );
+    assert!(matches!(
+        &evs[1],
+        LogEvent::OomKill {
+            pid: Some(8000),
+            ..
+        }
+    ));
+}
+
+#[test]
+fn a_line_of_no_family_is_nothing() {
+    for line in [
+        "NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  595.58.03  Release Build",
+        "nvidia: module verification failed: signature and/or required key missing - tainting kernel",
+        "python: AssertionError: Assertion failed: x > 0",
+        "systemd[1]: Started Session 4 of user root.",
+    ] {
+        assert_eq!(LogParser::new().feed(line), None, "{line}");
+    }
+}
