@@ -105,7 +105,7 @@ fn xids_are_explained_attributed_and_counted() {
         vec![
             "driver_library_mismatch",
             "pcie_degraded",
-            "application_error"
+            "host_memory_exhausted"
         ]
     );
     let api = v["findings"]
@@ -246,4 +246,96 @@ fn the_look_back_window_is_a_flag() {
     let r = Run::new().args(["check", "--log-window", "-3"]).run();
     assert_eq!(r.code, 2);
     assert!(r.stderr.contains("--log-window"), "{}", r.stderr);
+}
+
+/// `check` (the rules over a snapshot's kernel log) and `explain --log` give each kernel-log
+/// event and each Xid the same category: one line per event of knowledge/kernel-events.yaml
+/// (real lines from public threads, tests/fixtures/kernel-log/public-threads.yaml) and one Xid
+/// line for every Xid of knowledge/xid.yaml.
+#[test]
+fn check_and_explain_give_every_kernel_event_and_xid_the_same_category() {
+    let fixture: serde_json::Value = {
+        let t = std::fs::read_to_string(fixtures().join("kernel-log/public-threads.yaml")).unwrap();
+        serde_saphyr::from_str::<Value>(&t).unwrap()
+    };
+    let xids: Vec<u64> = {
+        let t = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("knowledge/xid.yaml"),
+        )
+        .unwrap();
+        let v: Value = serde_saphyr::from_str(&t).unwrap();
+        v["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["xid"].as_u64().unwrap())
+            .collect()
+    };
+    assert!(xids.len() > 150, "{}", xids.len());
+    let mut lines: Vec<String> = fixture["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|l| l["event"].is_string())
+        .map(|l| l["text"].as_str().unwrap().to_string())
+        .collect();
+    // One Xid per GPU bus, so that no two Xid lines count as repeats of one another.
+    for (i, x) in xids.iter().enumerate() {
+        lines.push(format!(
+            "[ {i}.000000] NVRM: Xid (PCI:0000:{:02x}:00): {x}, pid=1, name=python, test",
+            i % 256
+        ));
+    }
+    let text = lines.join("\n") + "\n";
+
+    // check: the lines through the collector into a snapshot, then the rules.
+    let mut s: Value = serde_json::from_str(
+        &std::fs::read_to_string(fixtures().join("snapshots/synthetic-2xh100.json")).unwrap(),
+    )
+    .unwrap();
+    let mut c = Collector::default();
+    for l in text.lines() {
+        c.feed(l);
+    }
+    s["kernel_log"] = json!({"status": "found", "value": c.finish("dmesg", 24.0, vec![])});
+    let v = check(&s).json();
+    let mut from_check = std::collections::BTreeMap::new();
+    for f in v["findings"].as_array().unwrap() {
+        let key = match f["rule"].as_str().unwrap() {
+            "faults.xid" => format!("xid:{}", f["evidence"]["xid"]),
+            "faults.kernel-log" => f["evidence"]["kernel_event"].as_str().unwrap().to_string(),
+            _ => continue,
+        };
+        from_check.insert(key, f["category"].as_str().unwrap().to_string());
+    }
+
+    // explain --log: the same lines.
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("k.log");
+    std::fs::write(&p, &text).unwrap();
+    let r = Run::new()
+        .args(["explain", "--json", "--log"])
+        .arg_path(&p)
+        .run();
+    let e = r.json();
+    let mut from_explain = std::collections::BTreeMap::new();
+    for m in e["matches"].as_array().unwrap() {
+        let key = match m["kind"].as_str().unwrap() {
+            "xid" => format!("xid:{}", m["code"]),
+            "signature" => m["code"].as_str().unwrap().to_string(),
+            _ => continue,
+        };
+        from_explain.insert(key, m["category"].as_str().unwrap().to_string());
+    }
+
+    let mut compared = 0;
+    for (k, cat) in &from_check {
+        let other = from_explain
+            .get(k)
+            .unwrap_or_else(|| panic!("explain does not report {k} (check says {cat})"));
+        assert_eq!(cat, other, "{k}: check says {cat}, explain {other}");
+        compared += 1;
+    }
+    // Every Xid and every event of the fixture (the AER line is below its threshold in check).
+    assert!(compared >= xids.len() + 12, "{compared}: {from_check:?}");
 }
