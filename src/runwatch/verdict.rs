@@ -200,11 +200,13 @@ fn events(i: &Inputs, v: &mut Vec<Cause>) {
             }
             other => {
                 // The event's category: knowledge/kernel-events.yaml, as `check` and `explain`.
-                let cat = crate::knowledge::kernel::describe(other)
-                    .map(|(k, _, _)| k.category)
-                    .unwrap_or(Category::DriverFault);
+                let k = crate::knowledge::kernel::describe(other).map(|(k, _, _)| k);
+                let cat = k.map(|k| k.category).unwrap_or(Category::DriverFault);
+                // An informational event (a driver assertion) is no cause on its own.
                 let weight = if matches!(other, LogEvent::PcieAer { .. }) {
                     30
+                } else if k.is_some_and(|k| k.severity == Severity::Info) {
+                    20
                 } else {
                     90
                 };
