@@ -84,7 +84,7 @@ def build_xid(errors):
                 "meaning": c["meaning"],
                 "category": c["category"],
                 "level": c["level"],
-                "action": c["action"],
+                "fix": c["action"],
                 "catalog": "transcribed",
             })
         else:
@@ -94,7 +94,7 @@ def build_xid(errors):
                            "transcribed here, says nothing more about it",
                 "category": "driver_fault",
                 "level": "warn",
-                "action": f"no action is published for it here: read the text of the Xid line "
+                "fix": f"no action is published for it here: read the text of the Xid line "
                           f"and NVIDIA's catalog ({CATALOG_URL}); reset the GPU if it repeats",
                 "catalog": "none",
             })

@@ -47,6 +47,8 @@ pub struct XidInfo {
     pub meaning: String,
     pub category: Category,
     pub level: Level,
+    /// The action to take (`fix`, as every knowledge file names it).
+    #[serde(rename = "fix")]
     pub action: String,
     /// "transcribed" (from NVIDIA's catalog) or "none" (the catalog, as transcribed, says nothing).
     pub catalog: String,
