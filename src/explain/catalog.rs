@@ -353,7 +353,9 @@ impl Catalog {
                     .unwrap_or((false, false));
                 let before = m.start().checked_sub(1).and_then(|i| bytes.get(i)).copied();
                 let after = bytes.get(m.end()).copied();
-                !(left && before.is_some_and(word_byte)) && !(right && after.is_some_and(word_byte))
+                let inside_left = left && before.is_some_and(word_byte);
+                let inside_right = right && after.is_some_and(word_byte);
+                !inside_left && !inside_right
             })
             .filter_map(|m| self.owner.get(m.pattern().as_usize()).copied())
             .collect();
