@@ -222,12 +222,12 @@ fn torch_oom(line: &str) -> Option<Match> {
             .as_ref()
             .map(|t| format!(" of {t}"))
             .unwrap_or_default();
-        let who = if procs.len() == 1 {
-            "Another process holds".to_string()
+        let (who, it) = if procs.len() == 1 {
+            ("Another process holds".to_string(), "it")
         } else {
-            format!("{} other processes hold", procs.len())
+            (format!("{} other processes hold", procs.len()), "them")
         };
-        causes.push(format!("{who} {held}{of}: {}. Stop it or wait for it, or run on a free GPU (gpudoctor check names the processes on each GPU).", named(&biggest)));
+        causes.push(format!("{who} {held}{of}: {}. Stop {it} or wait for {it}, or run on a free GPU (gpudoctor check names the processes on each GPU).", named(&biggest)));
         fix = "Free the GPU: find and stop the other process(es) holding its memory, or run on a free GPU.".into();
         cmds.push(NVSMI_APPS.into());
     } else if let Some(p) = this_proc
