@@ -126,8 +126,10 @@ const NVSMI_APPS: &str =
 const EXPANDABLE: &str = "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True";
 
 /// PyTorch's caching-allocator OOM text, every figure it gives (c10/cuda/CUDACachingAllocator.cpp
-/// of pytorch/pytorch: up to v1.13 "Tried to allocate X (GPU n; T total capacity; A already
-/// allocated; F free; R reserved in total by PyTorch)"; from v2.0 "GPU n has a total capacity of
+/// of pytorch/pytorch; the old form from https://github.com/pytorch/pytorch/pull/13751, the new
+/// one from https://github.com/pytorch/pytorch/pull/99699: up to v2.0 "Tried to allocate X (GPU
+/// n; T total capacity; A already allocated; F free; R reserved in total by PyTorch)"; then
+/// "GPU n has a total capacity of
 /// T of which F is free. Process P has M memory in use. [...] Including non-PyTorch memory, this
 /// process has M memory in use. Of the allocated memory A is allocated by PyTorch, and U is
 /// reserved by PyTorch but unallocated."). Other processes the text names lead when they hold a
