@@ -227,3 +227,52 @@ mod fuzz {
         }
     }
 }
+
+/// Issue 30: 50 MB of random bytes came back as "Xid error". Random bytes (with the words of a
+/// real Xid line among them, as random data holds now and then) are not text: no finding, a
+/// sentence that says so, exit 0 as for any input that matches nothing (design.md).
+#[test]
+fn random_bytes_are_not_text() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("random.bin");
+    let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut bytes = Vec::with_capacity(4 << 20);
+    while bytes.len() < 4 << 20 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        bytes.extend_from_slice(&x.to_le_bytes());
+        if bytes.len() % (256 << 10) < 8 {
+            bytes
+                .extend_from_slice(b" NVRM: Xid (PCI:0000:2b:00): 79, GPU has fallen off the bus ");
+        }
+    }
+    std::fs::write(&p, &bytes).unwrap();
+    let r = Run::new()
+        .args(["explain", "--json", "--log"])
+        .arg_path(&p)
+        .run();
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = r.json();
+    assert_eq!(v["matches"].as_array().map(Vec::len), Some(0), "{v}");
+    assert_eq!(v["not_text"], true, "{v}");
+    let r = Run::new().args(["explain", "--log"]).arg_path(&p).run();
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("is not text"), "{}", r.stdout);
+    // The same bytes pasted on standard input.
+    let mut child = Run::new()
+        .args(["explain", "--json"])
+        .into_command()
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let head = bytes[..1 << 20].to_vec();
+    let writer = std::thread::spawn(move || stdin.write_all(&head));
+    let out = child.wait_with_output().unwrap();
+    let _ = writer.join();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["matches"].as_array().map(Vec::len), Some(0), "{v}");
+    assert_eq!(v["not_text"], true);
+}

@@ -107,6 +107,8 @@ pub(crate) fn explain(a: ExplainArgs) -> Output {
             ExitStatus::Healthy,
         );
     }
+    // Binary data (a core dump, an image, random bytes) is no message: say so, match nothing.
+    let mut not_text = false;
     let (mut matches, label, input_json, lines) = if let Some(path) = &a.log {
         let result = if path.as_os_str() == "-" {
             logscan::scan_with(std::io::stdin().lock(), &matrix, catalog)
@@ -121,6 +123,9 @@ pub(crate) fn explain(a: ExplainArgs) -> Output {
                 }
             }
         };
+        if path.as_os_str() != "-" && result.as_ref().is_ok_and(|r| r.matches.is_empty()) {
+            not_text = file_is_binary(path);
+        }
         match result {
             Ok(r) => (
                 r.matches,
@@ -151,6 +156,7 @@ pub(crate) fn explain(a: ExplainArgs) -> Output {
         if text.trim().is_empty() {
             return Output::tool_error("give a code or a message to explain (or paste it on standard input), --log FILE, or --rule RULE_ID (e.g. gpudoctor explain -1073740791)");
         }
+        not_text = crate::explain::catalog::mostly_binary(&text);
         (
             explain_with(&text, &matrix, catalog),
             format!("{:?}", crate::sanitize::clean_line(&text, 80)),
@@ -175,14 +181,42 @@ pub(crate) fn explain(a: ExplainArgs) -> Output {
         join_with_machine(&mut matches, &report);
     }
     if a.json {
-        let v =
+        let mut v =
             serde_json::json!({"schema": EXPLAIN_SCHEMA, "input": input_json, "matches": matches});
+        if not_text {
+            v["not_text"] = serde_json::json!(true);
+            if a.log.is_none() {
+                v["input"] = serde_json::json!(null);
+            }
+        }
         return match serde_json::to_string_pretty(&v) {
             Ok(s) => Output::ok(s + "\n", ExitStatus::Healthy),
             Err(e) => Output::tool_error(e.to_string()),
         };
     }
+    if not_text && matches.is_empty() {
+        return Output::ok(
+            format!(
+                "{} is not text (mostly control or undecodable bytes): gpudoctor explains error messages, codes and logs, and found none in it.\n",
+                if a.log.is_some() { label.as_str() } else { "The input" }
+            ),
+            ExitStatus::Healthy,
+        );
+    }
     Output::ok(render(&label, &matches, lines), ExitStatus::Healthy)
+}
+
+/// Whether a log file is binary data: its first 64 KiB, read as text, is mostly not text.
+fn file_is_binary(path: &std::path::Path) -> bool {
+    use std::io::Read;
+    let Ok(f) = std::fs::File::open(path) else {
+        return false;
+    };
+    let mut buf = Vec::new();
+    if f.take(64 << 10).read_to_end(&mut buf).is_err() {
+        return false;
+    }
+    crate::explain::catalog::mostly_binary(&String::from_utf8_lossy(&buf))
 }
 
 /// `--with-check`: what this machine shows about each explained problem.

@@ -2,9 +2,13 @@
 //! build time like `compat-matrix/`, replaceable with `--catalog` or `GPUDOCTOR_CATALOG`).
 //!
 //! A signature is recognised by any of its `patterns`: literal fragments matched
-//! case-insensitively and whitespace-tolerantly (both the line and the pattern are lowercased and
-//! every run of whitespace becomes one space), optionally narrowed by a `regex` (on the same
-//! normalised line) and vetoed by `unless` fragments. What an `enrich`er extracts (sizes,
+//! case-insensitively and whitespace-tolerantly (both the line and the pattern are lowercased,
+//! every run of whitespace becomes one space and ANSI colour codes are dropped), as words
+//! ([`word_bounds`]: `psu` is not in `psutil`), after a log collector's prefix
+//! ([`strip_log_prefix`]), on lines that are text ([`is_text`]); optionally narrowed by a `regex`
+//! (on the same normalised line) and vetoed by `unless` fragments. An `evidence` signature reads
+//! prose that quotes no message ("my PC restarts when training"): its answer is of low
+//! confidence and says it was read from a description. What an `enrich`er extracts (sizes,
 //! versions, sm_XX, codes) sharpens the answer when present and is never required: without it
 //! the catalog's own text stands. `rank` orders causes in a pasted text: a root cause (an Xid, a
 //! driver mismatch) leads its consequences (a CUDA error, "CUDA kernel errors might be
@@ -30,6 +34,7 @@ const EMBEDDED: &[(&str, &str)] = &[(
 /// The enrichers a signature may name (the Rust that computes: src/explain/signatures.rs).
 pub const ENRICHERS: &[&str] = &[
     "torch_oom",
+    "oom_bytes",
     "driver_too_old",
     "sm_incompatible",
     "cudnn_loaded",
@@ -79,6 +84,8 @@ struct SignatureSpec {
     #[serde(default)]
     ambiguous: bool,
     #[serde(default)]
+    evidence: bool,
+    #[serde(default)]
     also: Vec<String>,
     patterns: Vec<String>,
     #[serde(default)]
@@ -110,9 +117,14 @@ pub struct Signature {
     pub rank: u8,
     pub severity: Severity,
     pub ambiguous: bool,
+    /// Prose evidence, not an error message ("my PC restarts when training"): read at low
+    /// confidence, and said to be read from a description.
+    pub evidence: bool,
     /// For an ambiguous symptom: the categories of its less common causes.
     pub also: Vec<Category>,
     pub patterns: Vec<String>,
+    /// Pattern i must start (`.0`) / end (`.1`) at a word boundary ([`word_bounds`]).
+    pub bounds: Vec<(bool, bool)>,
     pub regex: Option<Regex>,
     pub unless: Vec<String>,
     pub enrich: Option<String>,
@@ -135,6 +147,8 @@ pub struct Catalog {
     /// Over every normalised pattern; `owner[i]` is pattern i's signature.
     automaton: AhoCorasick,
     owner: Vec<usize>,
+    /// Pattern i must start (`.0`) / end (`.1`) at a word boundary ([`word_bounds`]).
+    bounds: Vec<(bool, bool)>,
     /// [`Catalog::prefilter_groups`], computed once.
     prefilter: std::sync::OnceLock<Vec<Vec<String>>>,
 }
@@ -144,7 +158,36 @@ pub struct Catalog {
 pub fn normalise(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut space = false;
-    for c in s.chars() {
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        // ANSI escape sequences (terminal colours, `\x1b[31m`…`\x1b[0m`) are not text: a CSI
+        // sequence runs from ESC [ to its final byte (0x40-0x7E), an OSC one from ESC ] to BEL
+        // or ESC \ (ECMA-48, https://ecma-international.org/publications-and-standards/standards/ecma-48/).
+        if c == '\u{1b}' {
+            match chars.peek() {
+                Some('[') => {
+                    chars.next();
+                    for d in chars.by_ref() {
+                        if ('\u{40}'..='\u{7e}').contains(&d) {
+                            break;
+                        }
+                    }
+                }
+                Some(']') => {
+                    chars.next();
+                    while let Some(d) = chars.next() {
+                        if d == '\u{7}' || (d == '\u{1b}' && chars.next_if_eq(&'\\').is_some()) {
+                            break;
+                        }
+                    }
+                }
+                Some(_) => {
+                    chars.next();
+                }
+                None => {}
+            }
+            continue;
+        }
         let c = match c {
             '\u{2018}' | '\u{2019}' | '`' => '\'',
             '\u{201c}' | '\u{201d}' => '"',
@@ -259,8 +302,10 @@ impl Catalog {
         }
         let mut pats = Vec::new();
         let mut owner = Vec::new();
+        let mut bounds = Vec::new();
         for (i, s) in sigs.iter().enumerate() {
-            for p in &s.patterns {
+            for (j, p) in s.patterns.iter().enumerate() {
+                bounds.push(s.bounds.get(j).copied().unwrap_or_default());
                 pats.push(p.clone());
                 owner.push(i);
             }
@@ -275,6 +320,7 @@ impl Catalog {
             signatures: sigs,
             automaton,
             owner,
+            bounds,
             prefilter: std::sync::OnceLock::new(),
         })
     }
@@ -286,10 +332,31 @@ impl Catalog {
     }
 
     /// [`Catalog::matches`] of a line already normalised.
+    ///
+    /// A line that is not text (mostly control bytes or undecodable bytes, as random or binary
+    /// data gives) matches nothing; a log prefix ([`strip_log_prefix`]) is left out; a pattern
+    /// that starts or ends with a word character matches only at a word boundary there.
     pub fn matches_normalised(&self, n: &str) -> Vec<usize> {
+        if !is_text(n) {
+            return Vec::new();
+        }
+        let n = strip_log_prefix(n);
+        let bytes = n.as_bytes();
         let mut hit: Vec<usize> = self
             .automaton
             .find_overlapping_iter(n)
+            .filter(|m| {
+                let (left, right) = self
+                    .bounds
+                    .get(m.pattern().as_usize())
+                    .copied()
+                    .unwrap_or((false, false));
+                let before = m.start().checked_sub(1).and_then(|i| bytes.get(i)).copied();
+                let after = bytes.get(m.end()).copied();
+                let inside_left = left && before.is_some_and(word_byte);
+                let inside_right = right && after.is_some_and(word_byte);
+                !inside_left && !inside_right
+            })
             .filter_map(|m| self.owner.get(m.pattern().as_usize()).copied())
             .collect();
         hit.sort_unstable();
@@ -385,6 +452,103 @@ impl Catalog {
     }
 }
 
+/// A word character for word-bounded matching: an ASCII letter or digit. Other bytes are
+/// boundaries: UTF-8 ones, and `_`, which joins words in identifiers (`cudnn_cnn_infer64_8.dll`
+/// is a cuDNN library; a pattern `cudnn_status_` is a stem).
+pub fn word_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric()
+}
+
+/// Where a pattern must meet a word boundary, `(start, end)`. A pattern is matched as words:
+/// `psu` is not found in `capsule`, `ipsum` or `psutil`, `xid` not in `oxide`. Its start must be a
+/// word's start when it begins with a word of fewer than 6 characters (a short word inside a
+/// longer one is usually another word; a long one is the same token: `nvjitlink` in
+/// `libnvJitLink.so`, `c0000409` in `0xC0000409`). Its end must be a word's end when it ends
+/// with a word of 3 characters or fewer (`psu`, `xid`, `oom`); a longer word takes its
+/// inflections (`kill` → `killed`, `hang` → `hangs`). A trailing `*` makes the end a stem
+/// (`exception code: 0xc*` for `0xC0000409`).
+pub fn word_bounds(pattern: &str) -> (bool, bool) {
+    let stem = pattern.ends_with('*');
+    let p = normalise(pattern.trim_end_matches('*'));
+    let b = p.as_bytes();
+    let lead = b.iter().take_while(|&&c| word_byte(c)).count();
+    let tail = b.iter().rev().take_while(|&&c| word_byte(c)).count();
+    (lead > 0 && lead < 6, !stem && tail > 0 && tail <= 3)
+}
+
+/// Whether a (normalised) line is text: at most one character in eight is a control character
+/// or U+FFFD (what a lossy UTF-8 decoding makes of bytes that are not UTF-8). Random bytes give
+/// about half of each; a log line, even one with tabs, colours (already stripped) and a stray
+/// control byte, gives almost none.
+pub fn is_text(n: &str) -> bool {
+    let (mut all, mut bad) = (0usize, 0usize);
+    for c in n.chars() {
+        all += 1;
+        if c == '\u{fffd}' || (c.is_control() && c != '\t') {
+            bad += 1;
+        }
+    }
+    bad * 8 <= all
+}
+
+/// Whether a whole input is mostly not text (a binary file, random bytes): more than one line in
+/// four of its non-empty lines (or, for an input of one line, the line itself) is not
+/// [`is_text`].
+pub fn mostly_binary(input: &str) -> bool {
+    let (mut all, mut bad) = (0usize, 0usize);
+    for l in input.split('\n') {
+        if l.trim().is_empty() {
+            continue;
+        }
+        all += 1;
+        if !is_text(l) {
+            bad += 1;
+        }
+    }
+    all > 0 && bad * 4 > all
+}
+
+/// The prefixes log collectors put before a message (on a raw or a normalised line): ISO
+/// 8601 and syslog timestamps with the host and program (`nov 25 10:00:01 node7 kernel: `,
+/// journald), dmesg's `[  12.345678] `, kubectl's `node/…: ` / `[pod/…] `, talosctl's
+/// `10.0.0.2: kern: warning: [2024-…]: `, Windows Event Viewer list rows (`error 11/25/2026
+/// 10:00:00 am `), Python logging's `error:root:`. Removed before matching so that a message
+/// reads the same wherever it was collected (and anchored regexes such as `^killed$` hold).
+pub fn strip_log_prefix(n: &str) -> &str {
+    static RE: std::sync::OnceLock<Option<Regex>> = std::sync::OnceLock::new();
+    let Some(re) = RE
+        .get_or_init(|| {
+            Regex::new(concat!(
+                r"(?i)^(?:",
+                // ISO 8601 / RFC 3339 (journalctl -o short-iso, most loggers), then host + program.
+                r"\[?\d{4}-\d\d-\d\d[t ]\d\d:\d\d(?::\d\d)?(?:[.,]\d+)?(?:z|[+-]\d\d:?\d\d)?\]?:?\s*",
+                r"(?:[\w.-]+\s+(?:kernel|[\w./-]+\[\d+\]):\s*)?",
+                // syslog / journald: "nov 25 10:00:01 host kernel: " / "host prog[pid]: ".
+                r"|[a-z]{3}\s+\d{1,2}\s+\d\d:\d\d:\d\d\s+",
+                r"(?:[\w.-]+\s+(?:kernel|[\w./-]+(?:\[\d+\])?):\s*)?",
+                // dmesg.
+                r"|\[\s*\d+\.\d+\]\s*",
+                // kubectl logs --prefix, kubectl/talosctl per-node output.
+                r"|\[(?:pod|node)/[^\]]+\]\s*|(?:node|pod)s?/[\w.-]+:\s*",
+                r"|\d{1,3}(?:\.\d{1,3}){3}:\s+(?:kern|user|daemon|auth|syslog):\s+[a-z]+:\s+",
+                // Python logging's default format.
+                r"|(?:critical|error|warning|info|debug):[\w.]+:",
+                // Windows Event Viewer list rows: level, date and time.
+                r"|(?:error|warning|information|critical)\s+\d{1,2}[/.]\d{1,2}[/.]\d{4}\s+\d{1,2}:\d\d:\d\d(?:\s+[ap]m)?\s+",
+                r")+",
+            ))
+            .ok()
+        })
+        .as_ref()
+    else {
+        return n;
+    };
+    match re.find(n) {
+        Some(m) if m.end() < n.len() => n.get(m.end()..).unwrap_or(n),
+        _ => n,
+    }
+}
+
 /// Literals a vectorised (Teddy) search takes at once. Teddy puts them in 8 or 16 buckets by a
 /// fingerprint of their first bytes, and every fingerprint hit is verified: the fewer literals
 /// in a bucket, the fewer false hits. On the 2 GiB benchmark log (scripts/bench-explain.sh,
@@ -431,7 +595,12 @@ fn validate(s: SignatureSpec, at: &str) -> Result<Signature, Vec<String>> {
             Severity::Error
         }
     };
-    let patterns: Vec<String> = s.patterns.iter().map(|p| normalise(p)).collect();
+    let patterns: Vec<String> = s
+        .patterns
+        .iter()
+        .map(|p| normalise(p.trim_end_matches('*')))
+        .collect();
+    let bounds: Vec<(bool, bool)> = s.patterns.iter().map(|p| word_bounds(p)).collect();
     if patterns.is_empty() || patterns.iter().any(|p| p.len() < 3) {
         errors.push(here(
             "needs at least one pattern, each of 3 characters or more".into(),
@@ -488,8 +657,10 @@ fn validate(s: SignatureSpec, at: &str) -> Result<Signature, Vec<String>> {
         rank: s.rank,
         severity,
         ambiguous: s.ambiguous,
+        evidence: s.evidence,
         also,
         patterns,
+        bounds,
         regex,
         unless: s.unless.iter().map(|u| normalise(u)).collect(),
         enrich: s.enrich,

@@ -43,6 +43,10 @@ pub struct Match {
     /// (knowledge/kernel-events.yaml).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub emitter: Option<String>,
+    /// "description" when the reading comes from prose that quotes no error message (the
+    /// catalog's evidence signatures); absent for a message or a code.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_from: Option<&'static str>,
     /// `--with-check`: what this machine shows about it.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub machine: Vec<String>,
@@ -82,6 +86,7 @@ impl Match {
             text: None,
             tell_apart: Vec::new(),
             emitter: None,
+            read_from: None,
             machine: Vec::new(),
             rank: 0,
             severity: Severity::Error,
@@ -143,11 +148,15 @@ pub fn explain_with(input: &str, m: &crate::matrix::Matrix, cat: &catalog::Catal
         return v;
     }
     let mut out: Vec<Match> = Vec::new();
+    // Random or binary bytes are not a message: nothing in them is a finding.
+    if catalog::mostly_binary(input) {
+        return out;
+    }
     let mut parser = crate::faults::logparse::LogParser::new();
-    let mut lines = 0usize;
-    for (i, line) in input.lines().enumerate() {
-        lines = i + 1;
-        for mut x in line_matches(cat, line, m, &mut parser) {
+    let all: Vec<&str> = input.lines().collect();
+    let lines = all.len();
+    let merge = |out: &mut Vec<Match>, found: Vec<Match>, i: usize| {
+        for mut x in found {
             match out.iter_mut().find(|o| o.key == x.key) {
                 Some(o) => o.count = Some(o.count.unwrap_or(1) + 1),
                 None => {
@@ -155,6 +164,69 @@ pub fn explain_with(input: &str, m: &crate::matrix::Matrix, cat: &catalog::Catal
                     out.push(x);
                 }
             }
+        }
+    };
+    let all_hits: Vec<Vec<usize>> = all.iter().map(|l| cat.matches(l)).collect();
+    for (i, line) in all.iter().enumerate() {
+        let hits = all_hits.get(i).cloned().unwrap_or_default();
+        // A message wrapped by a terminal or an editor onto the next line: what only the two
+        // lines together show (a pattern across the break), read from the joined text.
+        let mut spanning: Option<(String, Vec<usize>)> = None;
+        if let (Some(next), Some(nh)) = (all.get(i + 1), all_hits.get(i + 1)) {
+            for joined in wrapped_joins(line, next) {
+                let new: Vec<usize> = cat
+                    .matches(&joined)
+                    .into_iter()
+                    .filter(|j| !hits.contains(j) && !nh.contains(j))
+                    .collect();
+                if !new.is_empty() {
+                    spanning = Some((joined, new));
+                    break;
+                }
+            }
+        }
+        // An enricher reads the figures of a message wrapped onto the next lines that are no
+        // message of their own ("...4.00 GiB total" / "capacity; 2.50 GiB already allocated...").
+        let mut context: Option<String> = None;
+        if hits.iter().any(|&h| reads_context(cat, h)) {
+            let mut joined = line.trim_end().to_string();
+            for (next, nh) in all.iter().zip(&all_hits).skip(i + 1).take(8) {
+                if !nh.is_empty() || next.trim().is_empty() {
+                    break;
+                }
+                match wrapped_joins(&joined, next).into_iter().next() {
+                    Some(j) => joined = j,
+                    None => break,
+                }
+            }
+            if joined.len() > line.trim_end().len() {
+                context = Some(joined);
+            }
+        }
+        let found = match &context {
+            Some(joined) => {
+                let (ctx, plain): (Vec<usize>, Vec<usize>) =
+                    hits.iter().partition(|&&h| reads_context(cat, h));
+                let mut v = line_matches_of(cat, line, plain, m, &mut parser);
+                let mut fresh = crate::faults::logparse::LogParser::new();
+                v.extend(line_matches_of(cat, joined, ctx, m, &mut fresh));
+                // One line, one reading per category, as line_matches_of keeps it.
+                v.sort_by_key(|x| std::cmp::Reverse(x.rank));
+                let mut seen = Vec::new();
+                v.retain(|x| {
+                    let new = !seen.contains(&x.category);
+                    seen.push(x.category);
+                    new
+                });
+                v
+            }
+            None => line_matches_of(cat, line, hits, m, &mut parser),
+        };
+        merge(&mut out, found, i);
+        if let Some((joined, new)) = spanning {
+            let mut fresh = crate::faults::logparse::LogParser::new();
+            let found = line_matches_of(cat, &joined, new, m, &mut fresh);
+            merge(&mut out, found, i);
         }
     }
     if let Some(x) = combine(input) {
@@ -171,6 +243,31 @@ pub fn explain_with(input: &str, m: &crate::matrix::Matrix, cat: &catalog::Catal
         }
     }
     out
+}
+
+/// A line and the next as one message, as a terminal or an editor may have broken it: joined
+/// with a space (a break at a space), and also without one when the first line is as long as a
+/// common terminal width (a hard wrap inside a word). The next line's log prefix is left out.
+fn wrapped_joins(line: &str, next: &str) -> Vec<String> {
+    let a = line.trim_end();
+    let b = catalog::strip_log_prefix(next.trim());
+    if a.trim().is_empty() || b.is_empty() {
+        return Vec::new();
+    }
+    let mut v = vec![format!("{a} {b}")];
+    if [80, 100, 120, 132, 160, 200].contains(&line.chars().count()) {
+        v.push(format!("{a}{b}"));
+    }
+    v
+}
+
+/// Whether a signature's enricher may read a message's continuation line (the numbers of an
+/// out-of-memory message); the kernel-log readers keep their one line each.
+fn reads_context(cat: &catalog::Catalog, i: usize) -> bool {
+    cat.signatures
+        .get(i)
+        .and_then(|s| s.enrich.as_deref())
+        .is_some_and(|e| e == "torch_oom" || e == "oom_bytes")
 }
 
 /// Every catalog signature one line shows, enriched where its enricher finds facts.
@@ -205,6 +302,13 @@ pub fn line_matches_of(
             Some(v) => v
                 .into_iter()
                 .map(|mut x| {
+                    // An enricher that reads figures only: the signature names the reading.
+                    if x.code.is_null() {
+                        x.code = serde_json::json!(sig.id);
+                        x.name = sig.name.clone();
+                        x.key = format!("sig:{}:{}", sig.id, x.key);
+                        x.severity = sig.severity;
+                    }
                     if x.likely_causes.is_empty() {
                         x.likely_causes = sig.causes.clone();
                     }
@@ -226,6 +330,10 @@ pub fn line_matches_of(
             }
             if sig.ambiguous {
                 x.confidence = "medium";
+            }
+            if sig.evidence {
+                x.confidence = "low";
+                x.read_from = Some("description");
             }
             x.text = Some(crate::sanitize::clean_line(line.trim(), 300));
             if !out.iter().any(|o| o.key == x.key) {
@@ -444,6 +552,9 @@ pub fn render(input_label: &str, matches: &[Match], lines: Option<u64>) -> Strin
                 "   Seen: {}\n",
                 crate::sanitize::clean_line(t, 300)
             ));
+        }
+        if m.read_from == Some("description") {
+            s.push_str("   Read from a description, not an error message: low confidence; the error text or the kernel log would tell more.\n");
         }
         s.push_str(&format!(
             "   What it is: {}\n",

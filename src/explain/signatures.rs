@@ -25,6 +25,7 @@ pub fn enrich(name: &str, line: &str, m: &Matrix, parser: &mut LogParser) -> Opt
     let one = |x: Option<Match>| x.map(|x| vec![x]);
     match name {
         "torch_oom" => one(torch_oom(line)),
+        "oom_bytes" => one(oom_bytes(line)),
         "driver_too_old" => one(driver_too_old(line, m)),
         "sm_incompatible" => one(sm_incompatible(line, m)),
         "cudnn_loaded" => one(cudnn_loaded(line)),
@@ -81,10 +82,62 @@ fn cached_regex(pat: &str) -> Option<std::sync::Arc<Regex>> {
 
 const SIZE: &str = r"([\d.]+ (?:bytes|B|KiB|MiB|GiB|TiB))";
 
+/// A figure of a message: its bytes and the text as the message printed it ("20.00 MiB" stays
+/// "20.00 MiB", never "0.02 GiB").
+#[derive(Debug, Clone)]
+struct Fig {
+    bytes: f64,
+    text: String,
+}
+
+impl Fig {
+    fn of(s: &str) -> Option<Fig> {
+        Some(Fig {
+            bytes: size(s)?,
+            text: s.to_string(),
+        })
+    }
+    /// A figure gpudoctor computed (a sum, a difference): in the unit that reads best.
+    fn computed(bytes: f64) -> Fig {
+        Fig {
+            bytes,
+            text: human(bytes),
+        }
+    }
+}
+
+impl std::fmt::Display for Fig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+/// Bytes in GiB from 1 GiB up, else MiB (a computed figure; printed ones keep their unit).
+fn human(b: f64) -> String {
+    if b >= (1u64 << 30) as f64 {
+        gib(b)
+    } else {
+        format!("{:.2} MiB", b / (1u64 << 20) as f64)
+    }
+}
+
+const NVSMI_APPS: &str =
+    "nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv";
+const EXPANDABLE: &str = "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True";
+
+/// PyTorch's caching-allocator OOM text, every figure it gives (c10/cuda/CUDACachingAllocator.cpp
+/// of pytorch/pytorch; the old form from https://github.com/pytorch/pytorch/pull/13751, the new
+/// one from https://github.com/pytorch/pytorch/pull/99699: up to v2.0 "Tried to allocate X (GPU
+/// n; T total capacity; A already allocated; F free; R reserved in total by PyTorch)"; then
+/// "GPU n has a total capacity of
+/// T of which F is free. Process P has M memory in use. [...] Including non-PyTorch memory, this
+/// process has M memory in use. Of the allocated memory A is allocated by PyTorch, and U is
+/// reserved by PyTorch but unallocated."). Other processes the text names lead when they hold a
+/// large share; a large reserved-but-unallocated share is fragmentation.
 fn torch_oom(line: &str) -> Option<Match> {
-    let grab = |pat: &str| -> Option<f64> {
+    let grab = |pat: &str| -> Option<Fig> {
         let re = cached_regex(pat)?;
-        size(re.captures(line)?.get(1)?.as_str())
+        Fig::of(re.captures(line)?.get(1)?.as_str())
     };
     let want = grab(&format!(r"Tried to allocate {SIZE}"))?;
     // PyTorch 2.1-2.3 print "total capacty" (sic).
@@ -93,66 +146,145 @@ fn torch_oom(line: &str) -> Option<Match> {
     let free =
         grab(&format!(r"of which {SIZE} is free")).or_else(|| grab(&format!(r"{SIZE} free")));
     let this_proc = grab(&format!(r"this process has {SIZE} memory in use"));
-    let other_proc = grab(&format!(r"Process \d+ has {SIZE} memory in use"));
     let by_torch = grab(&format!(r"{SIZE} is allocated by PyTorch"))
         .or_else(|| grab(&format!(r"{SIZE} already allocated")));
     let reserved_unalloc = grab(&format!(r"{SIZE} is reserved by PyTorch but unallocated"));
     let reserved_total = grab(&format!(r"{SIZE} reserved in total by PyTorch"));
+    // Every "Process N has M memory in use" (PyTorch >= 2.0 lists each process on the GPU).
+    let mut procs: Vec<(String, Fig)> = Vec::new();
+    if let Some(re) = cached_regex(&format!(r"Process (\d+) has {SIZE} memory in use")) {
+        for c in re.captures_iter(line) {
+            if let (Some(pid), Some(f)) = (c.get(1), c.get(2).and_then(|x| Fig::of(x.as_str()))) {
+                procs.push((pid.as_str().to_string(), f));
+            }
+        }
+    }
+    // Without "this process has" (PyTorch 2.0), the process of the job itself may be among
+    // them: the one holding at least 80 % of what PyTorch allocated.
+    let mut self_proc: Option<(String, Fig)> = None;
+    if this_proc.is_none() {
+        if let Some(a) = &by_torch {
+            if let Some(i) = procs.iter().position(|(_, f)| a.bytes >= 0.8 * f.bytes) {
+                self_proc = Some(procs.remove(i));
+            }
+        }
+    }
+    let others: f64 = procs.iter().map(|(_, f)| f.bytes).sum();
     let mut facts: Vec<String> = Vec::new();
     let mut causes: Vec<String> = Vec::new();
-    let (mut fix, mut cmds) = ("Make the job smaller: lower the batch size, use mixed precision (bf16/fp16), gradient checkpointing, or a smaller model.".to_string(), Vec::<String>::new());
-    facts.push(format!("it asked for {}", gib(want)));
-    if let Some(t) = total {
-        facts.push(format!("on a GPU of {}", gib(t)));
+    let mut fix = "Make the job smaller: lower the batch size, use mixed precision (bf16/fp16), gradient checkpointing, or a smaller model.".to_string();
+    let mut cmds = Vec::<String>::new();
+    facts.push(format!("it asked for {want}"));
+    if let Some(t) = &total {
+        facts.push(format!("on a GPU of {t}"));
     }
-    if let Some(f) = free {
-        facts.push(format!("with {} free", gib(f)));
+    if let Some(f) = &free {
+        facts.push(format!("with {f} free"));
     }
-    let own = by_torch.unwrap_or(0.0) + reserved_unalloc.unwrap_or(0.0);
-    if let Some(t) = total.filter(|t| want > *t) {
-        causes.push(format!("The single allocation ({}) is larger than the whole GPU ({}): an input, batch or tensor is far too large (often a wrong shape or resolution).", gib(want), gib(t)));
-    } else if let Some(p) = this_proc.filter(|p| total.is_some_and(|t| *p >= 0.6 * t)) {
-        causes.push(format!("This process itself holds {} (PyTorch allocated {}): the job does not fit, no other process is to blame.", gib(p), gib(by_torch.unwrap_or(0.0))));
-    } else if let Some(p) = other_proc {
-        if by_torch.is_some_and(|a| a >= 0.8 * p) {
-            causes.push(format!("The process named holds {} and PyTorch allocated {} of it: it is this training process itself, not another one.", gib(p), gib(by_torch.unwrap_or(0.0))));
+    if let Some(p) = &this_proc {
+        facts.push(format!("this process held {p}"));
+    }
+    if let Some(a) = &by_torch {
+        facts.push(format!("PyTorch had allocated {a}"));
+    }
+    if let Some(u) = &reserved_unalloc {
+        facts.push(format!("{u} reserved but unallocated"));
+    }
+    if let Some(r) = &reserved_total {
+        facts.push(format!("{r} reserved in total"));
+    }
+    let named = |v: &[(String, Fig)]| -> String {
+        v.iter()
+            .map(|(pid, f)| format!("PID {pid} ({f})"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if !procs.is_empty() {
+        facts.push(format!("other processes: {}", named(&procs)));
+    }
+    // Another process holds a large share: a quarter of the GPU, or more than this job.
+    let large_others = !procs.is_empty()
+        && (total.as_ref().is_some_and(|t| others >= 0.25 * t.bytes)
+            || this_proc.as_ref().is_some_and(|p| others >= p.bytes)
+            || (total.is_none() && this_proc.is_none()));
+    if let Some(t) = total.as_ref().filter(|t| want.bytes > t.bytes) {
+        causes.push(format!("The single allocation ({want}) is larger than the whole GPU ({t}): an input, batch or tensor is far too large (often a wrong shape or resolution)."));
+    } else if large_others {
+        let mut biggest = procs.clone();
+        biggest.sort_by(|a, b| b.1.bytes.total_cmp(&a.1.bytes));
+        let held = if procs.len() == 1 {
+            procs
+                .first()
+                .map(|(_, f)| f.clone())
+                .unwrap_or(Fig::computed(others))
         } else {
-            causes.push(format!("Another process holds {}: stop it or wait for it (gpudoctor check names the processes on each GPU).", gib(p)));
-            fix = "Free the GPU: find and stop the other process, or run on a free GPU.".into();
-            cmds.push(
-                "nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv".into(),
-            );
-        }
-    } else if let (Some(t), Some(r), Some(f)) = (total, reserved_total, free) {
-        let others = t - r - f;
-        if others > 0.25 * t {
-            causes.push(format!("About {} is used outside this process's PyTorch allocator (other processes, or CUDA context and libraries): check nvidia-smi.", gib(others)));
-            cmds.push(
-                "nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv".into(),
-            );
-        } else if by_torch.is_some_and(|a| a >= 0.6 * t) {
-            causes.push(format!(
-                "This process's PyTorch already holds {} of {}: the job does not fit.",
-                gib(by_torch.unwrap_or(0.0)),
-                gib(t)
-            ));
-        }
-    }
-    if let Some(r) = reserved_unalloc.filter(|r| *r >= want || total.is_some_and(|t| *r >= 0.2 * t))
+            Fig::computed(others)
+        };
+        let of = total
+            .as_ref()
+            .map(|t| format!(" of {t}"))
+            .unwrap_or_default();
+        let (who, it) = if procs.len() == 1 {
+            ("Another process holds".to_string(), "it")
+        } else {
+            (format!("{} other processes hold", procs.len()), "them")
+        };
+        causes.push(format!("{who} {held}{of}: {}. Stop {it} or wait for {it}, or run on a free GPU (gpudoctor check names the processes on each GPU).", named(&biggest)));
+        fix = "Free the GPU: find and stop the other process(es) holding its memory, or run on a free GPU.".into();
+        cmds.push(NVSMI_APPS.into());
+    } else if let Some(p) = this_proc
+        .as_ref()
+        .filter(|p| total.as_ref().is_some_and(|t| p.bytes >= 0.6 * t.bytes))
     {
+        let a = by_torch
+            .as_ref()
+            .map(|a| format!(" (PyTorch allocated {a})"))
+            .unwrap_or_default();
         causes.push(format!(
-            "{} is reserved by PyTorch but unallocated: the caching allocator is fragmented.",
-            gib(r)
+            "This process itself holds {p}{a}: the job does not fit, no other process is to blame."
         ));
-        cmds.push("export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True".into());
-    } else if free.is_some_and(|f| f >= want) {
+    } else if let (Some((pid, p)), Some(a)) = (&self_proc, &by_torch) {
+        causes.push(format!("The process named (PID {pid}) holds {p} and PyTorch allocated {a} of it: it is this training process itself, not another one; the job does not fit."));
+    } else if let (Some(t), Some(r), Some(f)) = (&total, &reserved_total, &free) {
+        let outside = t.bytes - r.bytes - f.bytes;
+        if outside > 0.25 * t.bytes {
+            causes.push(format!("About {} is used outside this process's PyTorch allocator (other processes, or CUDA context and libraries): check nvidia-smi.", Fig::computed(outside)));
+            cmds.push(NVSMI_APPS.into());
+        } else if by_torch.as_ref().is_some_and(|a| a.bytes >= 0.6 * t.bytes) {
+            if let Some(a) = &by_torch {
+                causes.push(format!(
+                    "This process's PyTorch already holds {a} of {t}: the job does not fit."
+                ));
+            }
+        }
+    } else if !procs.is_empty() {
+        causes.push(format!(
+            "Other processes on this GPU hold a small share: {}.",
+            named(&procs)
+        ));
+    }
+    // Reserved but unallocated: at least the request, or a fifth of the GPU or of what this
+    // process reserved (PyTorch's own hint: "If reserved but unallocated memory is large try
+    // setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation").
+    let reserved = by_torch.as_ref().map(|a| a.bytes).unwrap_or(0.0)
+        + reserved_unalloc.as_ref().map(|u| u.bytes).unwrap_or(0.0);
+    if let Some(u) = reserved_unalloc.as_ref().filter(|u| {
+        u.bytes > 0.0
+            && (u.bytes >= want.bytes
+                || total.as_ref().is_some_and(|t| u.bytes >= 0.2 * t.bytes)
+                || u.bytes >= 0.2 * reserved)
+    }) {
+        causes.push(format!(
+            "{u} is reserved by PyTorch but unallocated: the caching allocator is fragmented; expandable segments let it reuse that memory."
+        ));
+        cmds.push(EXPANDABLE.into());
+    } else if free.as_ref().is_some_and(|f| f.bytes >= want.bytes) {
         causes.push("More memory is free than was asked for, yet no single free block was large enough (fragmentation, or memory the driver reserves on Windows/WDDM).".into());
-        cmds.push("export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True".into());
+        cmds.push(EXPANDABLE.into());
     }
     if causes.is_empty() {
         causes.push("The job needs more GPU memory than is free.".into());
     }
-    let _ = own;
     let m = Match::new(
         "signature",
         json!("torch-oom"),
@@ -165,8 +297,70 @@ fn torch_oom(line: &str) -> Option<Match> {
     )
     .causes_owned(causes)
     .fix_owned(fix, cmds)
-    .key(format!("torch-oom:{}", (want / 1e6).round()));
+    .key(format!("torch-oom:{}", (want.bytes / 1e6).round()));
     Some(m)
+}
+
+/// The figures of the other allocators' OOM texts, as printed: XLA's "RESOURCE_EXHAUSTED: Out of
+/// memory while trying to allocate 33762398024 bytes." / "… allocate 16.00GiB"
+/// (xla/service/gpu, openxla/xla), TensorFlow's BFC allocator "Allocator (GPU_0_bfc) ran out of
+/// memory trying to allocate 1.17GiB" (tensorflow/core/common_runtime/bfc_allocator.cc), CuPy's
+/// "Out of memory allocating 1,073,741,824 bytes (allocated so far: 4,294,967,296 bytes)"
+/// (cupy/cuda/memory.pyx, OutOfMemoryError). The signature's name and id stand (code null).
+fn oom_bytes(line: &str) -> Option<Match> {
+    const N: &str = r"([\d,]+(?:\.\d+)?) ?(bytes|B|KiB|MiB|GiB|TiB|KB|MB|GB|K|M|G)\b";
+    let fig = |c: &regex::Captures, i: usize| -> Option<Fig> {
+        let n = c.get(i)?.as_str();
+        let unit = c.get(i + 1)?.as_str();
+        let value: f64 = n.replace(',', "").parse().ok()?;
+        let mult = match unit {
+            "bytes" | "B" => 1.0,
+            "KiB" | "KB" | "K" => 1024.0,
+            "MiB" | "MB" | "M" => 1024.0 * 1024.0,
+            "GiB" | "GB" | "G" => (1u64 << 30) as f64,
+            "TiB" => 1024.0f64.powi(4),
+            _ => return None,
+        };
+        let text = if unit == "bytes" || unit == "B" {
+            format!("{n} bytes ({})", human(value))
+        } else {
+            format!("{n} {unit}")
+        };
+        Some(Fig {
+            bytes: value * mult,
+            text,
+        })
+    };
+    let want = cached_regex(&format!(
+        r"(?i)(?:trying to allocate|memory allocating) {N}"
+    ))
+    .and_then(|re| re.captures(line).and_then(|c| fig(&c, 1)))?;
+    let so_far = cached_regex(&format!(r"(?i)allocated so far: {N}"))
+        .and_then(|re| re.captures(line).and_then(|c| fig(&c, 1)));
+    let limit = cached_regex(&format!(r"(?i)limit set to: {N}"))
+        .and_then(|re| re.captures(line).and_then(|c| fig(&c, 1)));
+    let mut facts = vec![format!("it asked for {want}")];
+    let mut causes = Vec::new();
+    if let Some(s) = &so_far {
+        facts.push(format!("{s} were allocated so far"));
+    }
+    if let Some(l) = &limit {
+        facts.push(format!("under a limit of {l}"));
+        causes.push(format!("The allocator's own limit ({l}) is reached: raise it (CuPy: cupy.get_default_memory_pool().set_limit) or use less memory."));
+    }
+    let mut x = Match::new(
+        "signature",
+        serde_json::Value::Null,
+        "",
+        Category::GpuMemoryExhausted,
+        format!(
+            "The allocator could not get GPU memory: {}.",
+            facts.join(", ")
+        ),
+    )
+    .causes_owned(causes);
+    x.key = format!("oom-bytes:{}", (want.bytes / 1e6).round());
+    Some(x)
 }
 
 fn driver_too_old(line: &str, m: &Matrix) -> Option<Match> {

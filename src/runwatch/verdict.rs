@@ -545,6 +545,30 @@ fn sigkill(i: &Inputs, m: &Match) -> Cause {
     c
 }
 
+/// A line of a job's output that reports a reading and no failure: a monitoring print
+/// ("GPU Current Temp : 61 C", "gpu temperature 61C", "power draw 250 W", "util 98%") or a
+/// progress bar ("45%|████▌ | 450/1000 [00:10<00:12, 44.1it/s]"). Such a line never makes a
+/// hardware cause by itself.
+pub fn informational(line: &str) -> bool {
+    use std::sync::OnceLock;
+    static READING: OnceLock<Option<regex::Regex>> = OnceLock::new();
+    static FAILURE: OnceLock<Option<regex::Regex>> = OnceLock::new();
+    static PROGRESS: OnceLock<Option<regex::Regex>> = OnceLock::new();
+    let reading = READING.get_or_init(|| {
+        regex::Regex::new(r"(?i)\b(?:temp(?:erature)?|util(?:i[sz]ation)?|power(?: draw| consumption| usage)?|fan(?: speed)?|clocks?|memory(?: used| usage)?)\b[^0-9\n]{0,24}\d+(?:\.\d+)?\s*(?:°\s*c|c|%|w|mhz|mib|gib|mb|gb)\b").ok()
+    });
+    let failure = FAILURE.get_or_init(|| {
+        regex::Regex::new(r"(?i)\b(?:error|errors|fail\w*|fault\w*|xid|throttl\w*|slowdown|shut\w*|exceed\w*|critical|abort\w*|brake|over\w*|lost|fallen)\b").ok()
+    });
+    let progress = PROGRESS.get_or_init(|| {
+        regex::Regex::new(r"\d+%\|.*\|\s*\d+/\d+|\d+(?:\.\d+)?\s*(?:it|s)/(?:s|it)\]").ok()
+    });
+    let (Some(reading), Some(failure), Some(progress)) = (reading, failure, progress) else {
+        return false;
+    };
+    !failure.is_match(line) && (reading.is_match(line) || progress.is_match(line))
+}
+
 /// What the output's tail shows, as `explain` ranks it.
 fn output(i: &Inputs, v: &mut Vec<Cause>) {
     let mut n = 0;
@@ -552,6 +576,18 @@ fn output(i: &Inputs, v: &mut Vec<Cause>) {
     let killed = sigkilled(i);
     for m in i.matches {
         if m.kind == "exit_code" {
+            continue;
+        }
+        // A temperature, a utilisation or a progress bar printed by the job is no hardware
+        // problem by itself (issue 30: "gpu temperature 61C" outranked a device-side assert).
+        let hardware = matches!(
+            m.category,
+            Category::ThermalPower
+                | Category::HardwareFault
+                | Category::PcieDegraded
+                | Category::EccMemory
+        );
+        if hardware && m.text.as_deref().is_some_and(informational) {
             continue;
         }
         let id = m.code.as_str().unwrap_or_default();

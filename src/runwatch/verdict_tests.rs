@@ -348,3 +348,34 @@ fn a_display_driver_reset_during_the_run_leads_a_windows_crash() {
         "{c:#?}"
     );
 }
+
+/// Issue 30: in `run`, a training log printing its GPU's temperature outranked a real
+/// device-side assert. Readings and progress bars make no hardware cause; the assert leads.
+#[test]
+fn readings_in_the_output_are_no_hardware_cause() {
+    let m = crate::matrix::Matrix::embedded().unwrap();
+    // nvidia-smi -q's own layout (https://docs.nvidia.com/deploy/nvidia-smi/index.html) printed
+    // by the job, a tqdm bar, then the assert of taishan1994/qlora-chinese-LLM#3
+    // (tests/explain-corpus/runtime.yaml).
+    let out = "epoch 1 step 100 loss 0.52 gpu temperature 61C\n    GPU Current Temp                  : 61 C\n    Power Draw                        : 250.00 W\n 45%|████▌     | 450/1000 [00:10<00:12, 44.1it/s]\nRuntimeError: CUDA error: device-side assert triggered\n../aten/src/ATen/native/cuda/Indexing.cu:1146: indexSelectLargeIndex: block: [336,0,0], thread: [0,0,0] Assertion `srcIndex < srcSelectDimSize` failed.\n";
+    let matches = crate::explain::explain_text(out, &m);
+    let t = Timeline::default();
+    let c = causes(&inputs(Ended::Exited(1), &matches, &t));
+    assert!(
+        c.iter().all(|x| x.category != Category::ThermalPower),
+        "{c:#?}"
+    );
+    assert_eq!(c[0].category, Category::ApplicationError, "{c:#?}");
+    assert!(informational(
+        "    GPU Current Temp                  : 61 C"
+    ));
+    assert!(informational(
+        "epoch 1 step 100 loss 0.52 gpu temperature 61C"
+    ));
+    assert!(!informational(
+        "GPU 0: temperature 95 C, HW slowdown active, clocks throttled"
+    ));
+    assert!(!informational(
+        "NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus"
+    ));
+}
