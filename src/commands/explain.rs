@@ -56,13 +56,20 @@ pub(crate) fn explain(a: ExplainArgs) -> Output {
         }
         if let Some(t) = crate::explain::tables::tables() {
             s.push_str(&format!(
-                "\nCode tables (built in, explain-catalog/codes.yaml {}): {} NTSTATUS values, {} CUDA errors, {} NVML return codes, {} signals, {} Xid entries\n",
+                "\nCode tables (built in, explain-catalog/codes.yaml {}): {} NTSTATUS values, {} signals, {} Xid entries\n",
                 t.version,
                 t.ntstatus.codes.len(),
-                t.cuda.codes.len(),
-                t.nvml.codes.len(),
                 t.signals.codes.len(),
                 t.xid.codes.len()
+            ));
+        }
+        s.push_str("Codes mined from their headers (knowledge/):\n");
+        for e in crate::knowledge::codes::all() {
+            s.push_str(&format!(
+                "  {:<28} {:>4} codes ({})\n",
+                e.emitter,
+                e.entries.len(),
+                e.enum_type
             ));
         }
         return Output::ok(s, ExitStatus::Healthy);

@@ -1,6 +1,7 @@
 //! The code tables of `explain` and the Xid table of the fault rules, read from
-//! `explain-catalog/codes.yaml` (built into the binary): Windows NTSTATUS values, CUDA error
-//! numbers, NVML return codes, POSIX signals and NVIDIA Xids, each table with its sources. The
+//! `explain-catalog/codes.yaml` (built into the binary): Windows NTSTATUS values, POSIX signals
+//! and NVIDIA Xids, each table with its sources. CUDA errors, the CUDA libraries' statuses and
+//! NVML return codes are mined knowledge ([`crate::knowledge::codes`]). The
 //! Rust that reads a number in a text and turns an entry into an answer is in
 //! [`super::codes`] and [`crate::faults::xid`].
 
@@ -24,8 +25,6 @@ pub struct Tables {
     pub schema: String,
     pub version: String,
     pub ntstatus: Table<Nt>,
-    pub cuda: Table<Cuda>,
-    pub nvml: Table<Nvml>,
     pub signals: Table<Signal>,
     pub xid: Table<XidInfo>,
 }
@@ -48,34 +47,6 @@ pub struct Nt {
     pub fix: String,
     #[serde(default)]
     pub commands: Vec<String>,
-}
-
-/// A CUDA runtime error (`cudaError`) and its driver API twin (`CUresult`, same number).
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Cuda {
-    pub num: u32,
-    pub runtime: String,
-    #[serde(default)]
-    pub driver: String,
-    /// What `cudaGetErrorString` says.
-    #[serde(default)]
-    pub text: String,
-    pub category: Category,
-    pub causes: Vec<String>,
-    pub fix: String,
-    #[serde(default)]
-    pub commands: Vec<String>,
-}
-
-/// An NVML return code (`nvmlReturn_t`).
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Nvml {
-    pub num: u32,
-    pub name: String,
-    pub meaning: String,
-    pub category: Category,
 }
 
 /// A POSIX signal (x86-64 numbers), as a training job meets it.
@@ -188,16 +159,6 @@ pub fn parse(name: &str, text: &str) -> Result<Tables, Vec<String>> {
         "ntstatus",
         t.ntstatus.codes.iter().map(|c| c.code).collect(),
         &t.ntstatus.sources,
-    );
-    twice(
-        "cuda",
-        t.cuda.codes.iter().map(|c| c.num).collect(),
-        &t.cuda.sources,
-    );
-    twice(
-        "nvml",
-        t.nvml.codes.iter().map(|c| c.num).collect(),
-        &t.nvml.sources,
     );
     twice(
         "signal",
