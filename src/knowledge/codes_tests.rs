@@ -245,16 +245,22 @@ fn the_committed_codes_are_the_generators_output() {
     } else {
         std::path::PathBuf::from("python3")
     };
-    let out = std::process::Command::new(&python)
-        .arg(root.join("scripts/knowledge/codes.py"))
-        .arg("--check")
-        .current_dir(root)
-        .output()
-        .unwrap_or_else(|e| panic!("{}: {e}", python.display()));
-    assert!(
-        out.status.success(),
-        "scripts/knowledge/codes.py --check failed:\n{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    // The codes, then the coverage table that counts them.
+    for script in [
+        "scripts/knowledge/codes.py",
+        "scripts/knowledge/coverage.py",
+    ] {
+        let out = std::process::Command::new(&python)
+            .arg(root.join(script))
+            .arg("--check")
+            .current_dir(root)
+            .output()
+            .unwrap_or_else(|e| panic!("{}: {e}", python.display()));
+        assert!(
+            out.status.success(),
+            "{script} --check failed:\n{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
 }
