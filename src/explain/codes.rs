@@ -179,8 +179,9 @@ fn cuda_match(n: i64, conf: &'static str) -> Option<Match> {
     Some(m)
 }
 
-/// A library's status code (cuDNN, cuBLAS, NCCL, ...), named with its library.
-fn library_match(e: &Emitter, c: &Code, conf: &'static str) -> Match {
+/// A library's status code (cuDNN, cuBLAS, NCCL, ...), named with its library; its code is the
+/// number asked about, else its number in the newest version.
+fn library_match(e: &Emitter, c: &Code, shown: Option<i64>, conf: &'static str) -> Match {
     let nums: Vec<String> = c
         .values
         .iter()
@@ -208,7 +209,7 @@ fn library_match(e: &Emitter, c: &Code, conf: &'static str) -> Match {
     }
     let m = Match::new(
         "library_status",
-        json!(c.name.as_str()),
+        json!(shown.or(c.num())),
         format!("{} ({})", c.name, e.emitter),
         c.category,
         meaning,
@@ -458,7 +459,7 @@ fn knowledge_code(t: &str) -> Option<Vec<Match>> {
         let m = match e.family.as_str() {
             "cuda" => cuda_match(c.num()?, "high"),
             "nvml" => nvml_match(u32::try_from(c.num()?).ok()?, "high"),
-            _ => Some(library_match(e, c, "high")),
+            _ => Some(library_match(e, c, None, "high")),
         };
         return Some(m.into_iter().collect());
     }
@@ -472,7 +473,7 @@ fn knowledge_code(t: &str) -> Option<Vec<Match>> {
         .iter()
         .find(|e| e.family != "cuda" && e.family != "nvml" && e.id.eq_ignore_ascii_case(lib))?;
     let c = e.entries.iter().find(|c| c.has_num(n))?;
-    Some(vec![library_match(e, c, "high")])
+    Some(vec![library_match(e, c, Some(n), "high")])
 }
 
 /// The CUDA error whose message text a line contains ("no kernel image is available…").

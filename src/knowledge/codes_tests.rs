@@ -156,13 +156,16 @@ fn explain_names_the_library_and_a_fix_for_library_statuses() {
     assert!(n.name.contains("NCCL") && n.fix.text.contains("NCCL_DEBUG"));
     assert_eq!(n.category, Category::DriverFault);
     // By number after the library's name; a bare 13 is not read as a library status.
+    let b13 = m("cublas 13");
+    assert_eq!(b13.code, serde_json::json!(13));
+    assert_eq!(b13.name, "CUBLAS_STATUS_EXECUTION_FAILED (cuBLAS)");
+    // cuDNN 8's number for the status cuDNN 9 numbers 1001.
+    let d1 = m("cudnn 1");
+    assert_eq!(d1.code, serde_json::json!(1));
+    assert_eq!(d1.name, "CUDNN_STATUS_NOT_INITIALIZED (cuDNN)");
     assert_eq!(
-        m("cublas 13").code,
-        serde_json::json!("CUBLAS_STATUS_EXECUTION_FAILED")
-    );
-    assert_eq!(
-        m("cuDNN status 1001").code,
-        serde_json::json!("CUDNN_STATUS_NOT_INITIALIZED")
+        m("CUDNN_STATUS_NOT_INITIALIZED").code,
+        serde_json::json!(1001)
     );
     assert!(ex::parse("13", &Matrix::default())
         .unwrap_or_default()
