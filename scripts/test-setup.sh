@@ -27,8 +27,8 @@ NVCC=nvidia-cuda-nvcc-cu12==12.9.86
 K8S_VALIDATE=kubernetes-validate==1.37.0
 PY=${PYTHON:-python3}
 
-# The knowledge generators' pinned inputs (scripts/knowledge/inputs.lock: 16 headers out of 14
-# PyPI wheels, read by HTTP range, about 1.5 MB transferred and 5.6 MB on disk in
+# The knowledge generators' pinned inputs (scripts/knowledge/inputs.lock: 16 files out of 13
+# PyPI wheels, read by HTTP range: about 2 MB transferred, 16 s once, and 5.6 MB on disk in
 # .knowledge-inputs/), for the test that the committed knowledge/ is the generators' output.
 # Each file is checked by sha256; a no-op when all are present. Apart from the venv's stamp so
 # that a venv set up before it still gets them.
