@@ -13,6 +13,8 @@
 #     site-packages: cudart64_12.dll, cudnn64_9.dll with cudnn_graph64_9.dll, their dist-info,
 #     and torch 2.11.0's version.py and METADATA from PyPI's (CPU-only) Windows wheel; and
 #     TensorFlow 2.10.0's build_info.py and METADATA from its Windows wheel into .venv-test/win-tf.
+#   - the headers the knowledge generators read (scripts/knowledge/inputs.lock) into
+#     .knowledge-inputs/.
 # Safe to run again: it does nothing when everything is already there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,6 +26,13 @@ NVCC=nvidia-cuda-nvcc-cu12==12.9.86
 # Validates the Kubernetes manifests in scripts/k8s offline (it bundles the API schemas).
 K8S_VALIDATE=kubernetes-validate==1.37.0
 PY=${PYTHON:-python3}
+
+# The knowledge generators' pinned inputs (scripts/knowledge/inputs.lock: 16 files out of 13
+# PyPI wheels, read by HTTP range: about 2 MB transferred, 16 s once, and 5.6 MB on disk in
+# .knowledge-inputs/), for the test that the committed knowledge/ is the generators' output.
+# Each file is checked by sha256; a no-op when all are present. Apart from the venv's stamp so
+# that a venv set up before it still gets them.
+"$PY" scripts/knowledge/inputs.py --fetch
 
 stamp="$VENV/.gpudoctor-test-setup-v5"
 if [ -f "$stamp" ]; then

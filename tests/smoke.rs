@@ -363,7 +363,7 @@ fn each_phase_fails_with_its_category() {
             999,
             "CUDA_ERROR_UNKNOWN",
             "pcie",
-            Category::SmokeFailure,
+            Category::DriverFault,
         ),
         (
             "load_module",
@@ -558,7 +558,8 @@ fn init_failures() {
     assert!(run_.gpus.is_empty());
     let f = findings(r);
     assert_eq!(f.len(), 1);
-    assert_eq!(f[0].category, Category::ContainerNoGpu);
+    // One category per code (docs/decisions.md): 100 is configuration, 34 a library path.
+    assert_eq!(f[0].category, Category::Configuration);
     assert_eq!(
         f[0].title,
         "The CUDA driver could not be initialised for the smoke tests (CUDA_ERROR_NO_DEVICE)"
@@ -567,7 +568,7 @@ fn init_failures() {
         fail: Some(("cuInit", 34, "CUDA_ERROR_STUB_LIBRARY")),
         ..faults()
     });
-    assert_eq!(findings(r)[0].category, Category::DriverMissing);
+    assert_eq!(findings(r)[0].category, Category::LibraryPathConflict);
 }
 
 #[test]

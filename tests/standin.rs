@@ -178,7 +178,8 @@ fn a_toolkit_stub_ahead_of_the_driver_is_not_what_the_smoke_tests_load() {
 }
 
 /// A resolved libcuda.so.1 that is itself a stub (cuInit answers 34, though this one answers
-/// cuDriverGetVersion) gives the stub finding and a driver_missing smoke failure whose fix is
+/// cuDriverGetVersion) gives the stub finding and a library_path_conflict smoke failure (the
+/// category of CUDA_ERROR_STUB_LIBRARY, docs/decisions.md "One category per code") whose fix is
 /// to take the stubs directory off LD_LIBRARY_PATH.
 #[test]
 fn a_stub_answer_from_cuinit_gives_the_stub_finding() {
@@ -187,7 +188,7 @@ fn a_stub_answer_from_cuinit_gives_the_stub_finding() {
     let (code, v, _) = check(d.path(), &[("STANDIN_CUINIT", "34")], "5");
     assert_eq!(code, 1);
     let f = common::finding(&v, "smoke.failed");
-    assert_eq!(f["category"], "driver_missing", "{f:#}");
+    assert_eq!(f["category"], "library_path_conflict", "{f:#}");
     let fix = f["fix"]["text"].as_str().unwrap();
     assert!(
         fix.contains("stubs directory from LD_LIBRARY_PATH"),

@@ -56,11 +56,9 @@ pub(crate) fn explain(a: ExplainArgs) -> Output {
         }
         if let Some(t) = crate::explain::tables::tables() {
             s.push_str(&format!(
-                "\nCode tables (built in, explain-catalog/codes.yaml {}): {} NTSTATUS values, {} CUDA errors, {} NVML return codes, {} signals\n",
+                "\nCode tables (built in, explain-catalog/codes.yaml {}): {} NTSTATUS values, {} signals\n",
                 t.version,
                 t.ntstatus.codes.len(),
-                t.cuda.codes.len(),
-                t.nvml.codes.len(),
                 t.signals.codes.len(),
             ));
         }
@@ -73,6 +71,15 @@ pub(crate) fn explain(a: ExplainArgs) -> Output {
                 x.source.version,
                 x.entries.len(),
                 e.entries.len()
+            ));
+        }
+        s.push_str("Codes mined from their headers (knowledge/):\n");
+        for e in crate::knowledge::codes::all() {
+            s.push_str(&format!(
+                "  {:<28} {:>4} codes ({})\n",
+                e.emitter,
+                e.entries.len(),
+                e.enum_type
             ));
         }
         return Output::ok(s, ExitStatus::Healthy);

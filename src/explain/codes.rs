@@ -1,23 +1,21 @@
 //! Codes: Windows NTSTATUS values ([MS-ERREF] §2.3.1), POSIX exit statuses (128 + signal), CUDA
-//! runtime/driver errors (CUDA Runtime API `enum cudaError`, ../shared/reference/faults.md §7a),
-//! NVML return codes (nvml.h `nvmlReturn_t`) and Xids (the fault catalog). A number that has
-//! several readings gives each, most likely first: an exit status above 128 is read as a signal
-//! first; small numbers as a CUDA error, then an Xid, an NVML code, a plain exit status.
+//! runtime/driver errors, the CUDA libraries' status codes and NVML return codes (mined from
+//! their headers into knowledge/, [`crate::knowledge::codes`]) and Xids (the fault catalog). A
+//! number that has several readings gives each, most likely first: an exit status above 128 is
+//! read as a signal first; small numbers as a CUDA error people meet, then an Xid, an NVML
+//! code, another CUDA error, a plain exit status. A library's status is read by its name, or by
+//! number after the library's name ("cublas 13"): bare, the libraries' numbers overlap.
 
 use serde_json::json;
 
-use super::tables::{tables, Cuda};
+use super::tables::tables;
 use super::Match;
 use crate::faults::xid;
+use crate::knowledge::codes::{self as kc, Code, Emitter};
 use crate::matrix::Matrix;
 use crate::report::{Category, Severity};
 
 const CHECK: &str = "gpudoctor check";
-
-/// The CUDA error table (empty only if the built-in tables were broken).
-fn cuda_codes() -> &'static [Cuda] {
-    tables().map_or(&[], |t| t.cuda.codes.as_slice())
-}
 
 /// A signal's name ("SIGKILL"), when gpudoctor knows it.
 pub fn signal_name(sig: u32) -> Option<&'static str> {
@@ -109,41 +107,139 @@ fn nt_match(u: u32, shown: serde_json::Value, conf: &'static str) -> Match {
     }
 }
 
-fn cuda_match(c: &Cuda, conf: &'static str) -> Match {
-    let name = if c.driver.is_empty() {
-        c.runtime.to_string()
+/// The fix of a code: its own, else a pointer to its documentation and `check`.
+fn code_fix(m: Match, e: &Emitter, c: &Code) -> Match {
+    if c.fix.is_empty() {
+        m.fix(
+            format!(
+                "See {} in the {} documentation for the call that returned it; gpudoctor check shows the machine's state",
+                c.name, e.emitter
+            ),
+            &[CHECK],
+        )
     } else {
-        format!("{} / {}", c.runtime, c.driver)
-    };
-    let meaning = if c.text.is_empty() {
-        format!("CUDA error {}", c.num)
-    } else {
-        format!("CUDA error {}: \"{}\"", c.num, c.text)
-    };
-    let mut m = Match::new("cuda_error", json!(c.num), name, c.category, meaning)
-        .causes(&c.causes)
-        .fix(&c.fix, &c.commands);
-    m.confidence = conf;
-    m.severity = match c.category {
+        m.fix(&c.fix, &c.commands)
+    }
+}
+
+fn severity_of(c: Category) -> Severity {
+    match c {
         Category::ApplicationError => Severity::Warning,
         _ => Severity::Error,
+    }
+}
+
+/// CUDA error `n`: the runtime's and the driver's code of that number, as one match.
+fn cuda_match(n: i64, conf: &'static str) -> Option<Match> {
+    let (rt, drv) = kc::cuda(n);
+    let main = drv.or(rt)?;
+    let e = kc::emitter(if drv.is_some() {
+        "cuda-driver"
+    } else {
+        "cuda-runtime"
+    })?;
+    // The hand-written facts may sit on either twin.
+    let told = [rt, drv]
+        .into_iter()
+        .flatten()
+        .find(|c| c.mapped == "explicit")
+        .unwrap_or(main);
+    let name = match (rt, drv) {
+        (Some(r), Some(d)) => format!("{} / {}", r.name, d.name),
+        _ => main.name.clone(),
     };
+    let text = [rt, drv]
+        .into_iter()
+        .flatten()
+        .map(|c| c.text.as_str())
+        .find(|t| !t.is_empty())
+        .unwrap_or("");
+    let emitters = match (rt, drv) {
+        (Some(_), Some(_)) => "CUDA runtime and driver API",
+        (Some(_), None) => "CUDA runtime API",
+        _ => "CUDA driver API",
+    };
+    let mut meaning = if text.is_empty() {
+        format!("CUDA error {n} ({emitters}, CUDA {})", main.version_range())
+    } else {
+        format!(
+            "CUDA error {n}: \"{text}\" ({emitters}, CUDA {})",
+            main.version_range()
+        )
+    };
+    let doc = told.meaning();
+    if !doc.is_empty() {
+        meaning.push_str(": ");
+        meaning.push_str(doc);
+    }
+    let m = Match::new("cuda_error", json!(n), name, main.category, meaning).causes(&told.causes);
+    let mut m = code_fix(m, e, told);
+    m.confidence = conf;
+    m.severity = severity_of(main.category);
+    Some(m)
+}
+
+/// A library's status code (cuDNN, cuBLAS, NCCL, ...), named with its library; its code is the
+/// number asked about, else its number in the newest version.
+fn library_match(e: &Emitter, c: &Code, shown: Option<i64>, conf: &'static str) -> Match {
+    let nums: Vec<String> = c
+        .values
+        .iter()
+        .map(|v| {
+            if c.values.len() > 1 {
+                format!("{} in {} {}", v.num, e.emitter, v.versions.join("/"))
+            } else {
+                v.num.to_string()
+            }
+        })
+        .collect();
+    let mut meaning = format!(
+        "{} status {} ({}, enum {})",
+        e.emitter,
+        c.name,
+        nums.join(", "),
+        e.enum_type
+    );
+    if !c.text.is_empty() {
+        meaning.push_str(&format!(": \"{}\"", c.text));
+    }
+    if !c.meaning().is_empty() {
+        meaning.push_str(": ");
+        meaning.push_str(c.meaning());
+    }
+    let m = Match::new(
+        "library_status",
+        json!(shown.or(c.num())),
+        format!("{} ({})", c.name, e.emitter),
+        c.category,
+        meaning,
+    )
+    .causes(&c.causes);
+    let mut m = code_fix(m, e, c);
+    m.confidence = conf;
+    m.severity = severity_of(c.category);
     m
 }
 
 fn nvml_match(num: u32, conf: &'static str) -> Option<Match> {
-    let e = tables()?.nvml.codes.iter().find(|e| e.num == num)?;
-    let mut m = Match::new(
+    let c = kc::nvml(i64::from(num))?;
+    let e = kc::emitter("nvml")?;
+    let m = Match::new(
         "nvml_error",
         json!(num),
-        e.name.as_str(),
-        e.category,
-        format!("NVML return code {num}: {}", e.meaning),
+        c.name.as_str(),
+        c.category,
+        format!("NVML return code {num}: {}", c.meaning()),
     )
-    .fix(
-        "Run gpudoctor check for the driver and GPU state.",
-        &[CHECK],
-    );
+    .causes(&c.causes);
+    let mut m = if c.fix.is_empty() {
+        m.fix(
+            "Run gpudoctor check for the driver and GPU state.",
+            &[CHECK],
+        )
+    } else {
+        code_fix(m, e, c)
+    };
     m.confidence = conf;
     Some(m)
 }
@@ -239,14 +335,24 @@ pub fn readings(n: i64) -> Vec<Match> {
         }
     }
     let Ok(u) = u32::try_from(n) else { return out };
-    if let Some(c) = cuda_codes().iter().find(|c| c.num == u) {
-        out.push(cuda_match(c, "medium"));
+    // The CUDA errors people meet (code-categories.yaml tells about them) lead; the rest of the
+    // CUDA codes come after the Xid and NVML readings.
+    let (rt, drv) = kc::cuda(n);
+    let told = [rt, drv]
+        .into_iter()
+        .flatten()
+        .any(|c| c.mapped == "explicit");
+    if told {
+        out.extend(cuda_match(n, "medium"));
     }
     if let Some(m) = xid_match(u, "low") {
         out.push(m);
     }
     if let Some(m) = nvml_match(u, "low") {
         out.push(m);
+    }
+    if !told {
+        out.extend(cuda_match(n, "low"));
     }
     if out.is_empty() || (n <= 255 && !(129..=192).contains(&n)) {
         if let Some(m) = exit_match(n, "low") {
@@ -303,19 +409,8 @@ pub fn parse(input: &str, _m: &Matrix) -> Option<Vec<Match>> {
     {
         return Some(signal_match(x.num, None, "high").into_iter().collect());
     }
-    if let Some(c) = tab.cuda.codes.iter().find(|c| {
-        c.runtime.eq_ignore_ascii_case(t)
-            || (!c.driver.is_empty() && c.driver.eq_ignore_ascii_case(t))
-    }) {
-        return Some(vec![cuda_match(c, "high")]);
-    }
-    if let Some(e) = tab
-        .nvml
-        .codes
-        .iter()
-        .find(|e| e.name.eq_ignore_ascii_case(t))
-    {
-        return Some(nvml_match(e.num, "high").into_iter().collect());
+    if let Some(v) = knowledge_code(t) {
+        return Some(v);
     }
     if let Some(n) = tab.ntstatus.codes.iter().find(|n| {
         n.name.eq_ignore_ascii_case(t)
@@ -357,12 +452,41 @@ pub fn parse(input: &str, _m: &Matrix) -> Option<Vec<Match>> {
     (!v.is_empty()).then_some(v)
 }
 
+/// A code of the knowledge by its name ("CUDNN_STATUS_NOT_INITIALIZED", "cudaErrorLaunchTimeout",
+/// "NVML_ERROR_GPU_IS_LOST"), or a library's status by number after the library's name
+/// ("cublas 13", "cuDNN status 1001", "nccl error 2").
+fn knowledge_code(t: &str) -> Option<Vec<Match>> {
+    if let Some((e, c)) = kc::by_name(t) {
+        let m = match e.family.as_str() {
+            "cuda" => cuda_match(c.num()?, "high"),
+            "nvml" => nvml_match(u32::try_from(c.num()?).ok()?, "high"),
+            _ => Some(library_match(e, c, None, "high")),
+        };
+        return Some(m.into_iter().collect());
+    }
+    let words: Vec<&str> = t.split_whitespace().collect();
+    let (lib, n) = match words.as_slice() {
+        [lib, n] | [lib, _, n] => (*lib, n.trim_start_matches('#')),
+        _ => return None,
+    };
+    let n: i64 = n.parse().ok()?;
+    let e = kc::all()
+        .iter()
+        .find(|e| e.family != "cuda" && e.family != "nvml" && e.id.eq_ignore_ascii_case(lib))?;
+    let c = e.entries.iter().find(|c| c.has_num(n))?;
+    Some(vec![library_match(e, c, Some(n), "high")])
+}
+
 /// The CUDA error whose message text a line contains ("no kernel image is available…").
 pub fn cuda_by_text(line: &str) -> Option<Match> {
-    let c = cuda_codes().iter().find(|c| {
-        !c.text.is_empty() && c.text.len() > 12 && line.contains(c.text.trim_end_matches('.'))
-    })?;
-    Some(cuda_match(c, "high"))
+    let c = kc::all()
+        .iter()
+        .filter(|e| e.family == "cuda")
+        .flat_map(|e| e.entries.iter())
+        .find(|c| {
+            !c.text.is_empty() && c.text.len() > 12 && line.contains(c.text.trim_end_matches('.'))
+        })?;
+    cuda_match(c.num()?, "high")
 }
 
 #[cfg(test)]

@@ -84,9 +84,12 @@ fn cuda_nvml_and_xid_codes_by_number_and_name() {
     let kinds: Vec<&str> = v.iter().map(|m| m.kind).collect();
     assert_eq!(kinds, vec!["cuda_error", "xid", "exit_code"]);
     assert_eq!((v[0].confidence, v[1].confidence), ("medium", "low"));
+    // 13 is also cudaErrorInvalidSymbol (driver_types.h), a code people rarely meet: it comes
+    // after the Xid and NVML readings.
     let v = p("13");
     let kinds: Vec<&str> = v.iter().map(|m| m.kind).collect();
-    assert_eq!(kinds, vec!["xid", "nvml_error", "exit_code"]);
+    assert_eq!(kinds, vec!["xid", "nvml_error", "cuda_error", "exit_code"]);
+    assert_eq!(v[2].name, "cudaErrorInvalidSymbol");
     assert_eq!(
         p("802")[0].name,
         "cudaErrorSystemNotReady / CUDA_ERROR_SYSTEM_NOT_READY"

@@ -1,8 +1,8 @@
-//! The code tables of `explain`, read from
-//! `explain-catalog/codes.yaml` (built into the binary): Windows NTSTATUS values, CUDA error
-//! numbers, NVML return codes and POSIX signals, each table with its sources (the Xids are in
-//! knowledge/xid.yaml, [`crate::knowledge::kernel`]). The Rust that reads a number in a text and
-//! turns an entry into an answer is in [`super::codes`].
+//! The code tables of `explain`, read from `explain-catalog/codes.yaml` (built into the binary):
+//! Windows NTSTATUS values and POSIX signals, each table with its sources. CUDA errors, the CUDA
+//! libraries' statuses and NVML return codes are mined knowledge ([`crate::knowledge::codes`]);
+//! the Xids are in knowledge/xid.yaml ([`crate::knowledge::kernel`]). The Rust that reads a
+//! number in a text and turns an entry into an answer is in [`super::codes`].
 
 use std::collections::HashSet;
 use std::sync::OnceLock;
@@ -23,8 +23,6 @@ pub struct Tables {
     pub schema: String,
     pub version: String,
     pub ntstatus: Table<Nt>,
-    pub cuda: Table<Cuda>,
-    pub nvml: Table<Nvml>,
     pub signals: Table<Signal>,
 }
 
@@ -46,34 +44,6 @@ pub struct Nt {
     pub fix: String,
     #[serde(default)]
     pub commands: Vec<String>,
-}
-
-/// A CUDA runtime error (`cudaError`) and its driver API twin (`CUresult`, same number).
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Cuda {
-    pub num: u32,
-    pub runtime: String,
-    #[serde(default)]
-    pub driver: String,
-    /// What `cudaGetErrorString` says.
-    #[serde(default)]
-    pub text: String,
-    pub category: Category,
-    pub causes: Vec<String>,
-    pub fix: String,
-    #[serde(default)]
-    pub commands: Vec<String>,
-}
-
-/// An NVML return code (`nvmlReturn_t`).
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Nvml {
-    pub num: u32,
-    pub name: String,
-    pub meaning: String,
-    pub category: Category,
 }
 
 /// A POSIX signal (x86-64 numbers), as a training job meets it.
@@ -131,16 +101,6 @@ pub fn parse(name: &str, text: &str) -> Result<Tables, Vec<String>> {
         "ntstatus",
         t.ntstatus.codes.iter().map(|c| c.code).collect(),
         &t.ntstatus.sources,
-    );
-    twice(
-        "cuda",
-        t.cuda.codes.iter().map(|c| c.num).collect(),
-        &t.cuda.sources,
-    );
-    twice(
-        "nvml",
-        t.nvml.codes.iter().map(|c| c.num).collect(),
-        &t.nvml.sources,
     );
     twice(
         "signal",

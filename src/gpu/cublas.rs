@@ -83,22 +83,13 @@ pub struct Cublas {
 unsafe impl Sync for Cublas {}
 unsafe impl Send for Cublas {}
 
-/// cublasStatus_t names (cublas_api.h).
+/// The name of a cublasStatus_t (cublas_api.h, mined into knowledge/cublas.yaml).
 pub fn status_name(code: c_int) -> String {
-    match code {
-        0 => "CUBLAS_STATUS_SUCCESS",
-        1 => "CUBLAS_STATUS_NOT_INITIALIZED",
-        3 => "CUBLAS_STATUS_ALLOC_FAILED",
-        7 => "CUBLAS_STATUS_INVALID_VALUE",
-        8 => "CUBLAS_STATUS_ARCH_MISMATCH",
-        11 => "CUBLAS_STATUS_MAPPING_ERROR",
-        13 => "CUBLAS_STATUS_EXECUTION_FAILED",
-        14 => "CUBLAS_STATUS_INTERNAL_ERROR",
-        15 => "CUBLAS_STATUS_NOT_SUPPORTED",
-        16 => "CUBLAS_STATUS_LICENSE_ERROR",
-        _ => return format!("CUBLAS_STATUS_{code}"),
+    if code == 0 {
+        return "CUBLAS_STATUS_SUCCESS".to_string();
     }
-    .to_string()
+    crate::knowledge::codes::by_num("cublas", i64::from(code))
+        .map_or_else(|| format!("CUBLAS_STATUS_{code}"), |c| c.name.clone())
 }
 
 /// A cuBLAS status as a call error (None for success).

@@ -243,40 +243,37 @@ pub fn nvml_index(
     (index, wanted)
 }
 
-/// The category of a failed GPU call, from its CUDA driver API error code
-/// (https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__TYPES.html, CUresult).
+/// The category of a failed GPU call: the category of its code in the knowledge
+/// ([`crate::knowledge::codes`], knowledge/code-categories.yaml), the same category `explain`
+/// gives the code. cuDNN and cuBLAS calls carry their library's status (by name: cuDNN 8 and 9
+/// number the same status apart); the driver API's calls a CUresult.
 pub fn category_of(err: &GpuCallError) -> Category {
-    // cuDNN and cuBLAS statuses are their own numbers, not CUresults. A GPU that runs our own
-    // kernels but where cuDNN cannot create a handle has a cuDNN that does not fit its CUDA or
-    // driver (CUDNN_STATUS_NOT_INITIALIZED, ARCH_MISMATCH, ...).
-    if err.call.starts_with("cudnn") {
-        return Category::CudnnMismatch;
-    }
-    if err.call.starts_with("cublas") {
-        return Category::SmokeFailure;
-    }
+    use crate::knowledge::codes;
     // The driver library crashed or exited in the smoke-test process.
     if err.name == "HELPER_CRASHED" {
         return Category::DriverFault;
     }
-    match err.code {
-        // CUDA_ERROR_UNSUPPORTED_PTX_VERSION: the PTX is newer than the driver's JIT.
-        Some(222) => Category::DriverTooOld,
-        // CUDA_ERROR_NO_BINARY_FOR_GPU ("no kernel image is available").
-        Some(209) => Category::ArchUnsupported,
-        // CUDA_ERROR_SYSTEM_NOT_READY: on NVSwitch systems, Fabric Manager has not set up
-        // the fabric (faults.md section 7).
-        Some(802) => Category::FabricManager,
-        // CUDA_ERROR_SYSTEM_DRIVER_MISMATCH: the kernel module and libcuda differ.
-        Some(803) => Category::DriverLibraryMismatch,
-        // CUDA_ERROR_OUT_OF_MEMORY.
-        Some(2) => Category::GpuMemoryExhausted,
-        // CUDA_ERROR_ECC_UNCORRECTABLE.
-        Some(214) => Category::EccMemory,
-        // CUDA_ERROR_NO_DEVICE, CUDA_ERROR_INSUFFICIENT_DRIVER, CUDA_ERROR_STUB_LIBRARY.
-        Some(100) => Category::ContainerNoGpu,
-        Some(35) => Category::DriverTooOld,
-        Some(34) => Category::DriverMissing,
-        _ => Category::SmokeFailure,
+    let library = ["cudnn", "cublas"]
+        .into_iter()
+        .find(|l| err.call.starts_with(l));
+    if let Some(lib) = library {
+        if let Some((_, c)) = codes::by_name(&err.name) {
+            return c.category;
+        }
+        if let (Some(n), "cublas") = (err.code, lib) {
+            if let Some(c) = codes::by_num("cublas", n) {
+                return c.category;
+            }
+        }
+        // No status: a cuDNN that cannot create a handle on a GPU that runs our own kernels
+        // does not fit its CUDA or driver.
+        return if lib == "cudnn" {
+            Category::CudnnMismatch
+        } else {
+            Category::SmokeFailure
+        };
     }
+    err.code
+        .and_then(codes::cuda_category)
+        .unwrap_or(Category::SmokeFailure)
 }

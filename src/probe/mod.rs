@@ -463,22 +463,11 @@ fn libcuda(helper: Option<PathBuf>, limit: Duration) -> Probed<LibCuda> {
     }
 }
 
-/// Names of the CUresult codes `cuDriverGetVersion` can return.
+/// The name of a CUresult `cuDriverGetVersion` returned, from the codes mined from cuda.h
+/// ([`crate::knowledge::codes`]).
 fn cu_result_name(code: i64) -> String {
-    let name = match code {
-        1 => "CUDA_ERROR_INVALID_VALUE",
-        3 => "CUDA_ERROR_NOT_INITIALIZED",
-        34 => "CUDA_ERROR_STUB_LIBRARY",
-        35 => "CUDA_ERROR_INSUFFICIENT_DRIVER",
-        100 => "CUDA_ERROR_NO_DEVICE",
-        803 => "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH",
-        804 => "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE",
-        999 => "CUDA_ERROR_UNKNOWN",
-        _ => "",
-    };
-    if name.is_empty() {
-        format!("CUresult {code}")
-    } else {
-        format!("{name} ({code})")
+    match crate::knowledge::codes::cuda(code) {
+        (_, Some(c)) | (Some(c), None) => format!("{} ({code})", c.name),
+        (None, None) => format!("CUresult {code}"),
     }
 }

@@ -31,7 +31,7 @@ mod host_tegra;
 mod kernel_log_unreadable;
 mod library_path_conflict;
 mod matrix_stale;
-mod nvml_failed;
+pub(crate) mod nvml_failed;
 mod policy_thresholds;
 pub mod policy_waiver_expired;
 mod probe_crashed;

@@ -26,12 +26,23 @@ pub const RULE: Rule = Rule {
 /// driver.missing, driver.library-mismatch, probe.timeout, probe.crashed, or mean "not probed").
 const NVML_ERRORS: &[&str] = &["nvml_error", "no_permission", "gpu_lost", "reset_required"];
 
-fn category_for(code: &str) -> Category {
+/// The NVML return code a probe code stands for ("gpu_lost" is NVML_ERROR_GPU_IS_LOST, the
+/// others are the name's tail in lower case); "nvml_error" stands for none in particular.
+pub fn nvml_name(code: &str) -> String {
     match code {
-        "gpu_lost" => Category::HardwareFault,
-        "no_permission" => Category::Configuration,
-        _ => Category::DriverFault,
+        "gpu_lost" => "NVML_ERROR_GPU_IS_LOST".to_string(),
+        c => format!("NVML_ERROR_{}", c.to_ascii_uppercase()),
     }
+}
+
+/// The category of an NVML failure: its return code's, from the knowledge (the same as
+/// `explain NVML_ERROR_...` gives); an unnamed failure takes NVML's default category.
+pub fn category_for(code: &str) -> Category {
+    use crate::knowledge::codes;
+    codes::nvml_named(&nvml_name(code))
+        .map(|c| c.category)
+        .or_else(|| codes::emitter("nvml").map(|e| e.default_category))
+        .unwrap_or(Category::DriverFault)
 }
 
 fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {

@@ -59,11 +59,20 @@ fn fix_for(c: Category, index: Option<u32>) -> (&'static str, Vec<String>) {
         ),
         // CUDA_ERROR_STUB_LIBRARY (34): the libcuda.so.1 the loader resolves is a toolkit's
         // link stub (its stubs/ directory, or a link to it, ahead of the driver's).
-        Category::DriverMissing => (
+        Category::LibraryPathConflict => (
             "The libcuda.so.1 the loader finds is a CUDA toolkit's link stub, not the driver's: remove the toolkit's stubs directory from LD_LIBRARY_PATH (and your shell profile), and any libcuda.so.1 link into it:",
             vec![
                 "echo $LD_LIBRARY_PATH".into(),
                 "export LD_LIBRARY_PATH=$(echo \"$LD_LIBRARY_PATH\" | tr ':' '\\n' | grep -v '/stubs' | paste -sd:)".into(),
+            ],
+        ),
+        // CUDA_ERROR_NO_DEVICE (100), CUDA_ERROR_DEVICE_UNAVAILABLE (46): hidden or held.
+        Category::Configuration => (
+            "The driver gives this process no usable GPU: check what hides or holds it (CUDA_VISIBLE_DEVICES, the container's GPU access, the device nodes, the compute mode):",
+            vec![
+                "echo $CUDA_VISIBLE_DEVICES".into(),
+                "ls -l /dev/nvidia*".into(),
+                "nvidia-smi --query-gpu=index,compute_mode --format=csv".into(),
             ],
         ),
         _ => (
@@ -84,10 +93,12 @@ fn finding(
     timed_out: bool,
     index: Option<u32>,
 ) -> Finding {
-    let category = if timed_out {
-        Category::SmokeFailure
-    } else {
-        category_of(err)
+    // The smoke test's own kernels and calls are known good: a code whose category blames the
+    // program (application_error) says here that the GPU or driver did not run them.
+    let category = match category_of(err) {
+        _ if timed_out => Category::SmokeFailure,
+        Category::ApplicationError => Category::SmokeFailure,
+        c => c,
     };
     let (text, commands) = fix_for(category, index);
     let mut f = doc

@@ -84,8 +84,10 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
                     ],
                 )
                 .evidence(json!({"error": e}));
+            // The stress kernels are gpudoctor's own, known good: a code that blames the
+            // program (application_error) says here that the GPU did not run them.
             let c = category_of(e);
-            f.category = if c == Category::SmokeFailure {
+            f.category = if matches!(c, Category::SmokeFailure | Category::ApplicationError) {
                 Category::StressFailure
             } else {
                 c
