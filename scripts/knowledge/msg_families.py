@@ -130,10 +130,7 @@ def level_of(line):
 
 def mine_family(fam, inp):
     if inp["kind"] == "cited":
-        fmt = fam["format"]
-        if fam.get("value"):
-            fmt = HOLE.sub(fam["value"], fmt, count=1)
-        return {"id": fam["id"], "format": fmt, "file": fam["file"],
+        return {"id": fam["id"], "format": fam["format"], "file": fam["file"],
                 "line": fam.get("line"), "at": inp.get("commit") or inp.get("version"),
                 "level": fam.get("level", "error"), "mined": False}
     text = read_input(inp, fam["file"])
@@ -147,8 +144,6 @@ def mine_family(fam, inp):
             ctx = ln if LITERAL.search(ln) else ""
             prev = lines[i - 1] if i > 0 else ""
             fmt = statement(lines, i, binary)
-            if fam.get("value"):
-                fmt = HOLE.sub(fam["value"], fmt, count=1)
             return {"id": fam["id"], "format": fmt, "file": fam["file"],
                     "line": None if binary else i + 1,
                     "string_index": i + 1 if binary else None,
@@ -235,11 +230,17 @@ def build(check):
             raise SystemExit(f"build: {fam['id']}: unknown category {fam['category']}")
         if not fam.get("signature") and not fam.get("fix"):
             raise SystemExit(f"build: {fam['id']}: needs a signature or a fix")
-        pieces, holes = pieces_of(got["format"], fam.get("take"))
+        # `value`: what the first hole is printed as in the family this entry stands for
+        # (cuDNN's "Could not locate %s" is zlibwapi.dll).
+        fmt = got["format"]
+        holes = HOLE.findall(fmt)
+        if fam.get("value"):
+            fmt = HOLE.sub(lambda _: fam["value"], fmt, count=1)
+        pieces, _ = pieces_of(fmt, fam.get("take"))
         if fam.get("pieces"):
             pieces = [normalise(p) for p in fam["pieces"]]
             for p in pieces:
-                if p not in normalise(got["format"]):
+                if p not in normalise(fmt):
                     raise SystemExit(f"build: {fam['id']}: piece {p!r} is not in the format")
         if not pieces and not fam.get("keys"):
             raise SystemExit(f"build: {fam['id']}: no literal piece of 4+ characters and no keys")
@@ -263,6 +264,8 @@ def build(check):
             "holes": [hole_type(h) for h in holes],
             "pieces": pieces,
         }
+        if fam.get("value"):
+            entry["value"] = fam["value"]
         if fam.get("keys"):
             entry["keys"] = fam["keys"]
             entry["keys_max_words"] = fam.get("keys_max_words", 10)
