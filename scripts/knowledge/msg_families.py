@@ -237,6 +237,10 @@ def build(check):
         if fam.get("value"):
             fmt = HOLE.sub(lambda _: fam["value"], fmt, count=1)
         pieces, _ = pieces_of(fmt, fam.get("take"))
+        if fam.get("keys_only"):
+            if not fam.get("keys"):
+                raise SystemExit(f"build: {fam['id']}: keys_only without keys")
+            pieces = []
         if fam.get("pieces"):
             pieces = [normalise(p) for p in fam["pieces"]]
             for p in pieces:
