@@ -112,6 +112,13 @@ fn a_reworded_short_title_and_a_bare_text_are_recognised() {
     assert!(!explain_text(long, &m)
         .iter()
         .any(|x| x.category.as_str() == "cpu_only_build"));
+    // Key words are for a whole short text: in a longer paste the bare line is one clue among
+    // others (https://github.com/microsoft/WSL/issues/7852: deviceQuery's failure leads).
+    let query = "./deviceQuery Starting...\n\n CUDA Device Query (Runtime API) version (CUDART static linking)\n\ncudaGetDeviceCount returned 2\n-> out of memory\nResult = FAIL";
+    assert_eq!(
+        explain_text(query, &m).first().map(|x| x.category.as_str()),
+        Some("smoke_failure")
+    );
     // The host's OOM killer is not the CUDA text.
     let host = explain_text(
         "Out of memory: Killed process 4242 (python) total-vm:9000kB",

@@ -338,7 +338,6 @@ impl Catalog {
                 }
             }
         }
-        by_family.extend(self.keyed_families(n));
         hit.sort_unstable();
         hit.dedup();
         hit.retain(|&i| {
@@ -363,19 +362,24 @@ impl Catalog {
         hit
     }
 
-    /// Signatures whose family a short line says in other words (its key words, see
-    /// [`crate::knowledge::messages::Family::matches_keys`]). Only lines of a few words are
-    /// looked at, so a log's long lines cost one count of spaces.
-    fn keyed_families(&self, n: &str) -> Vec<usize> {
+    /// Signatures whose family a short text says in other words (its key words, see
+    /// [`crate::knowledge::messages::Family::matches_keys`]): for a whole pasted text of a few
+    /// words that nothing else matched (a reworded title, a bare "out of memory"), never for a
+    /// line of a log.
+    pub fn keyed_families(&self, n: &str) -> Vec<usize> {
         const MAX_WORDS: usize = 16;
         if n.len() > 200 || n.split(' ').count() > MAX_WORDS {
             return Vec::new();
         }
-        self.families
+        let mut out: Vec<usize> = self
+            .families
             .iter()
             .filter(|(_, f)| f.matches_keys(n))
             .map(|(s, _)| *s)
-            .collect()
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        out
     }
 
     /// The signatures a message family shows only across two adjacent lines of a pasted text

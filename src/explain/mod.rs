@@ -169,6 +169,18 @@ pub fn explain_with(input: &str, m: &crate::matrix::Matrix, cat: &catalog::Catal
             }
         }
     }
+    // A short text that nothing matched: a family said in other words (its key words).
+    if out.is_empty() {
+        let n = catalog::normalise(input);
+        let hits = cat.keyed_families(&n);
+        if !hits.is_empty() {
+            out = line_matches_of(cat, input.trim(), hits, m, &mut parser);
+            // Said in other words: less sure than the emitter's own text.
+            for x in &mut out {
+                x.confidence = "medium";
+            }
+        }
+    }
     if let Some(x) = combine(input) {
         if !out.iter().any(|o| o.category == x.category) {
             out.push(x);
