@@ -4,6 +4,9 @@
 
 #![allow(clippy::print_stderr, clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
+use common::Run;
 use gpudoctor::explain::explain_text;
 use gpudoctor::matrix::Matrix;
 
@@ -188,6 +191,41 @@ fn every_family_joins_a_signature_of_its_category() {
             assert!(cover.iter().any(|c| a.contains(c.as_str())), "{}", f.id);
         }
     }
+}
+
+/// `explain --log` finds the families in a log through the scanner's prefilter (their anchors
+/// are in its cover): ordinary training lines around two real lines
+/// (https://github.com/AlexeyAB/darknet/issues/8551, https://github.com/mrnabati/CenterFusion/issues/76).
+#[test]
+fn a_log_scan_finds_the_families() {
+    let d = tempfile::tempdir().unwrap();
+    let f = d.path().join("train.log");
+    let mut log = String::new();
+    for i in 0..2000 {
+        log.push_str(&format!("epoch 1 step {i} loss 0.{i} cuda:0 lr 0.001\n"));
+    }
+    log.push_str("Could not locate zlibwapi.dll. Please make sure it is in your library path!\n");
+    log.push_str("RuntimeError: CUDA error: the launch timed out and was terminated\n");
+    std::fs::write(&f, log).unwrap();
+    let r = Run::new()
+        .args(["explain", "--json", "--log"])
+        .arg_path(&f)
+        .run();
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let codes: Vec<String> = r.json()["matches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["code"].to_string())
+        .collect();
+    assert!(
+        codes.contains(&"\"cudnn-zlibwapi\"".to_string()),
+        "{codes:?}"
+    );
+    assert!(
+        codes.contains(&"\"cuda-launch-timeout\"".to_string()),
+        "{codes:?}"
+    );
 }
 
 fn script(args: &[&str]) -> std::process::Output {
