@@ -149,6 +149,12 @@ pub struct Catalog {
     owner: Vec<usize>,
     /// Pattern i must start (`.0`) / end (`.1`) at a word boundary ([`word_bounds`]).
     bounds: Vec<(bool, bool)>,
+    /// `family_of[i]`: for a pattern that is a message family's anchor, that family (an index
+    /// into `families`); the line then matches only with all the family's pieces in order.
+    family_of: Vec<Option<usize>>,
+    /// The message families (`knowledge/messages/`) whose signature this catalog has, each with
+    /// that signature's index.
+    pub families: Vec<(usize, &'static crate::knowledge::messages::Family)>,
     /// [`Catalog::prefilter_groups`], computed once.
     prefilter: std::sync::OnceLock<Vec<Vec<String>>>,
 }
@@ -303,12 +309,34 @@ impl Catalog {
         let mut pats = Vec::new();
         let mut owner = Vec::new();
         let mut bounds = Vec::new();
+        let mut family_of = Vec::new();
         for (i, s) in sigs.iter().enumerate() {
             for (j, p) in s.patterns.iter().enumerate() {
                 bounds.push(s.bounds.get(j).copied().unwrap_or_default());
                 pats.push(p.clone());
                 owner.push(i);
+                family_of.push(None);
             }
+        }
+        // The mined message families join the signature they name (a catalog without that
+        // signature, given with --catalog, leaves them out): their anchor is one more pattern of
+        // the signature, checked with the family's other pieces when it hits.
+        let mut families = Vec::new();
+        for f in crate::knowledge::messages::families() {
+            let Some(sig) = f
+                .signature
+                .as_deref()
+                .and_then(|id| sigs.iter().position(|s| s.id == id))
+            else {
+                continue;
+            };
+            if let Some(a) = f.anchor() {
+                bounds.push(word_bounds(a));
+                pats.push(a.to_string());
+                owner.push(sig);
+                family_of.push(Some(families.len()));
+            }
+            families.push((sig, f));
         }
         let automaton = AhoCorasick::builder()
             .match_kind(MatchKind::Standard)
@@ -321,6 +349,8 @@ impl Catalog {
             automaton,
             owner,
             bounds,
+            family_of,
+            families,
             prefilter: std::sync::OnceLock::new(),
         })
     }
@@ -342,23 +372,34 @@ impl Catalog {
         }
         let n = strip_log_prefix(n);
         let bytes = n.as_bytes();
-        let mut hit: Vec<usize> = self
-            .automaton
-            .find_overlapping_iter(n)
-            .filter(|m| {
-                let (left, right) = self
-                    .bounds
-                    .get(m.pattern().as_usize())
-                    .copied()
-                    .unwrap_or((false, false));
-                let before = m.start().checked_sub(1).and_then(|i| bytes.get(i)).copied();
-                let after = bytes.get(m.end()).copied();
-                let inside_left = left && before.is_some_and(word_byte);
-                let inside_right = right && after.is_some_and(word_byte);
-                !inside_left && !inside_right
-            })
-            .filter_map(|m| self.owner.get(m.pattern().as_usize()).copied())
-            .collect();
+        let mut hit: Vec<usize> = Vec::new();
+        // Signatures reached through a message family: its pieces stand for the signature's
+        // regex (they are the emitter's own text), its `unless` still applies.
+        let mut by_family: Vec<usize> = Vec::new();
+        for m in self.automaton.find_overlapping_iter(n) {
+            let p = m.pattern().as_usize();
+            let (left, right) = self.bounds.get(p).copied().unwrap_or((false, false));
+            let before = m.start().checked_sub(1).and_then(|i| bytes.get(i)).copied();
+            let after = bytes.get(m.end()).copied();
+            if (left && before.is_some_and(word_byte)) || (right && after.is_some_and(word_byte)) {
+                continue;
+            }
+            let Some(&sig) = self.owner.get(p) else {
+                continue;
+            };
+            match self.family_of.get(p).copied().flatten() {
+                None => hit.push(sig),
+                Some(f) => {
+                    if self
+                        .families
+                        .get(f)
+                        .is_some_and(|(_, f)| f.matches_pieces(n))
+                    {
+                        by_family.push(sig);
+                    }
+                }
+            }
+        }
         hit.sort_unstable();
         hit.dedup();
         hit.retain(|&i| {
@@ -370,7 +411,69 @@ impl Catalog {
             }
             s.regex.as_ref().is_none_or(|r| r.is_match(n))
         });
+        for i in by_family {
+            let vetoed = self
+                .signatures
+                .get(i)
+                .is_none_or(|s| s.unless.iter().any(|u| n.contains(u.as_str())));
+            if !vetoed && !hit.contains(&i) {
+                hit.push(i);
+            }
+        }
+        hit.sort_unstable();
         hit
+    }
+
+    /// Signatures whose family a short text says in other words (its key words, see
+    /// [`crate::knowledge::messages::Family::matches_keys`]): for a whole pasted text of a few
+    /// words that nothing else matched (a reworded title, a bare "out of memory"), never for a
+    /// line of a log.
+    pub fn keyed_families(&self, n: &str) -> Vec<usize> {
+        const MAX_WORDS: usize = 16;
+        if n.len() > 200 || n.split(' ').count() > MAX_WORDS {
+            return Vec::new();
+        }
+        let mut out: Vec<usize> = self
+            .families
+            .iter()
+            .filter(|(_, f)| f.matches_keys(n))
+            .map(|(s, _)| *s)
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// The signatures a message family shows only across two adjacent lines of a pasted text
+    /// (a message wrapped by a terminal, an issue form or a log viewer): those whose pieces are
+    /// in order in the two lines joined (by a space, or by nothing for a word cut in two) and in
+    /// neither line alone.
+    pub fn family_matches_across(&self, a: &str, b: &str) -> Vec<usize> {
+        let (na, nb) = (normalise(a), normalise(b));
+        if na.is_empty() || nb.is_empty() {
+            return Vec::new();
+        }
+        // Wrapped at a word (an issue form) or in the middle of one (a terminal's hard wrap).
+        let joined = format!("{na} {nb}");
+        let glued = format!("{na}{nb}");
+        let mut out: Vec<usize> = self
+            .families
+            .iter()
+            .filter(|(_, f)| {
+                (f.matches_pieces(&joined) || f.matches_pieces(&glued))
+                    && !f.matches_pieces(&na)
+                    && !f.matches_pieces(&nb)
+            })
+            .map(|(s, _)| *s)
+            .filter(|&s| {
+                self.signatures
+                    .get(s)
+                    .is_some_and(|sig| !sig.unless.iter().any(|u| joined.contains(u.as_str())))
+            })
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        out
     }
 
     /// The literals a log scanner looks for in a lowercased log before it normalises a line and
@@ -387,6 +490,7 @@ impl Catalog {
             .signatures
             .iter()
             .flat_map(|s| s.patterns.iter().map(String::as_str))
+            .chain(self.families.iter().filter_map(|(_, f)| f.anchor()))
             .collect();
         pats.sort_unstable();
         pats.dedup();

@@ -229,6 +229,35 @@ pub fn explain_with(input: &str, m: &crate::matrix::Matrix, cat: &catalog::Catal
             merge(&mut out, found, i);
         }
     }
+    // A message wrapped across two lines (a terminal, an issue form): the families whose pieces
+    // only the two lines together show.
+    let all: Vec<&str> = input.lines().collect();
+    for (i, pair) in all.windows(2).enumerate() {
+        let [a, b] = pair else { continue };
+        let hits = cat.family_matches_across(a, b);
+        if hits.is_empty() {
+            continue;
+        }
+        let joined = format!("{} {}", a.trim_end(), b.trim_start());
+        for mut x in line_matches_of(cat, &joined, hits, m, &mut parser) {
+            if !out.iter().any(|o| o.key == x.key) {
+                x.first_line = Some(i as u64 + 1);
+                out.push(x);
+            }
+        }
+    }
+    // A short text that nothing matched: a family said in other words (its key words).
+    if out.is_empty() {
+        let n = catalog::normalise(input);
+        let hits = cat.keyed_families(&n);
+        if !hits.is_empty() {
+            out = line_matches_of(cat, input.trim(), hits, m, &mut parser);
+            // Said in other words: less sure than the emitter's own text.
+            for x in &mut out {
+                x.confidence = "medium";
+            }
+        }
+    }
     if let Some(x) = combine(input) {
         if !out.iter().any(|o| o.category == x.category) {
             out.push(x);

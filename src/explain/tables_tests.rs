@@ -29,7 +29,11 @@ fn a_broken_table_says_where_and_what() {
         "{e:?}"
     );
 
-    let cat = good.replacen("category: host_memory_exhausted", "category: hardware_faultt", 1);
+    let cat = good.replacen(
+        "category: host_memory_exhausted",
+        "category: hardware_faultt",
+        1,
+    );
     let e = parse("codes.yaml", &cat).unwrap_err();
     assert!(
         e[0].starts_with("codes.yaml:") && e[0].contains("hardware_faultt"),

@@ -1,1 +1,254 @@
-//! See [`crate::knowledge`].
+//! Message families of the frameworks, loaders, containers and the OS (issue 30): the files
+//! `knowledge/messages/<emitter>.yaml`, written by `scripts/knowledge/msg_families.py build` from
+//! the emitters' own sources (`knowledge/mined/`) and the cited mapping
+//! (`knowledge/mapping/messages.yaml`), embedded at build time.
+//!
+//! A family is a message whose names, numbers and paths vary: its literal `pieces` (lowercased,
+//! whitespace collapsed, as [`crate::explain::catalog::normalise`] writes a line) appear in order
+//! with holes between them. `keys` recognise a reworded short text ("Torch not being compiled
+//! with CUDA enabled"): every key word present, as a word, on a line of at most `keys_max_words`
+//! words. Each family names the explain signature whose explanation, fix and rank apply; the
+//! catalog adds it to that signature when it loads (`explain::catalog`).
+
+use serde::Deserialize;
+
+/// The generated files built into the binary.
+const EMBEDDED: &[(&str, &str)] = &[
+    (
+        "cpython",
+        include_str!("../../knowledge/messages/cpython.yaml"),
+    ),
+    (
+        "cuda-runtime",
+        include_str!("../../knowledge/messages/cuda-runtime.yaml"),
+    ),
+    ("cudnn", include_str!("../../knowledge/messages/cudnn.yaml")),
+    ("cupy", include_str!("../../knowledge/messages/cupy.yaml")),
+    ("glibc", include_str!("../../knowledge/messages/glibc.yaml")),
+    ("jax", include_str!("../../knowledge/messages/jax.yaml")),
+    (
+        "k8s-device-plugin",
+        include_str!("../../knowledge/messages/k8s-device-plugin.yaml"),
+    ),
+    (
+        "kubernetes",
+        include_str!("../../knowledge/messages/kubernetes.yaml"),
+    ),
+    (
+        "libnvidia-container",
+        include_str!("../../knowledge/messages/libnvidia-container.yaml"),
+    ),
+    ("moby", include_str!("../../knowledge/messages/moby.yaml")),
+    (
+        "nvidia-container-toolkit",
+        include_str!("../../knowledge/messages/nvidia-container-toolkit.yaml"),
+    ),
+    ("nvml", include_str!("../../knowledge/messages/nvml.yaml")),
+    (
+        "pytorch",
+        include_str!("../../knowledge/messages/pytorch.yaml"),
+    ),
+    (
+        "tensorflow",
+        include_str!("../../knowledge/messages/tensorflow.yaml"),
+    ),
+    (
+        "windows",
+        include_str!("../../knowledge/messages/windows.yaml"),
+    ),
+    ("xla", include_str!("../../knowledge/messages/xla.yaml")),
+];
+
+/// The names of the embedded files (their emitters), for tests.
+pub fn embedded_emitters() -> Vec<&'static str> {
+    EMBEDDED.iter().map(|(n, _)| *n).collect()
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    emitter: String,
+    #[allow(dead_code)]
+    generated_by: String,
+    entries: Vec<Family>,
+}
+
+/// Where a family was read.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Source {
+    /// The repository, or the `pip download` line of the wheel.
+    pub input: String,
+    /// The commit or version.
+    pub at: String,
+    /// file:line (or the file and the index of the string in a binary).
+    #[serde(rename = "where")]
+    pub at_file: String,
+    /// False where the emitter's source could not be brought here and the text is cited.
+    pub mined: bool,
+}
+
+/// One message family.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Family {
+    pub id: String,
+    pub emitter: String,
+    #[serde(default)]
+    pub versions: String,
+    pub source: Source,
+    pub level: String,
+    /// The emitter's format string, as in its source.
+    pub format: String,
+    /// The type of each hole of the format.
+    #[serde(default)]
+    pub holes: Vec<String>,
+    /// What the first hole is printed as in the family this entry stands for.
+    #[serde(default)]
+    pub value: Option<String>,
+    /// Literal pieces, normalised, in order.
+    #[serde(default)]
+    pub pieces: Vec<String>,
+    /// Key words for a reworded short text.
+    #[serde(default)]
+    pub keys: Vec<String>,
+    #[serde(default = "default_max_words")]
+    pub keys_max_words: usize,
+    /// A category name of design.md.
+    pub category: String,
+    /// The explain signature whose explanation applies.
+    #[serde(default)]
+    pub signature: Option<String>,
+    #[serde(default)]
+    pub fix: Option<String>,
+}
+
+fn default_max_words() -> usize {
+    10
+}
+
+impl Family {
+    /// Whether a normalised line shows this family: its pieces in order.
+    pub fn matches_pieces(&self, n: &str) -> bool {
+        if self.pieces.is_empty() {
+            return false;
+        }
+        let mut at = 0;
+        for p in &self.pieces {
+            match n.get(at..).and_then(|rest| rest.find(p.as_str())) {
+                Some(i) => at += i + p.len(),
+                None => return false,
+            }
+        }
+        true
+    }
+
+    /// Whether a short normalised line says this family in other words: every key word present
+    /// as a word, on a line of at most `keys_max_words` words.
+    pub fn matches_keys(&self, n: &str) -> bool {
+        if self.keys.is_empty() {
+            return false;
+        }
+        let words: Vec<&str> = n
+            .split(|c: char| !c.is_alphanumeric() && c != '_')
+            .filter(|w| !w.is_empty())
+            .collect();
+        if words.is_empty() || words.len() > self.keys_max_words {
+            return false;
+        }
+        self.keys.iter().all(|k| words.contains(&k.as_str()))
+    }
+
+    /// The longest piece: the literal a search looks for before it checks the rest.
+    pub fn anchor(&self) -> Option<&str> {
+        self.pieces
+            .iter()
+            .max_by_key(|p| p.len())
+            .map(String::as_str)
+    }
+}
+
+/// Every embedded family, in file order (files sorted by emitter). A file that does not parse is
+/// caught by the tests; here it gives no families rather than a panic.
+pub fn families() -> &'static [Family] {
+    static F: std::sync::OnceLock<Vec<Family>> = std::sync::OnceLock::new();
+    F.get_or_init(|| load().unwrap_or_default())
+}
+
+/// The embedded families, or every error found in them.
+pub fn load() -> Result<Vec<Family>, Vec<String>> {
+    let mut out = Vec::new();
+    let mut errors = Vec::new();
+    for (name, text) in EMBEDDED {
+        match serde_saphyr::from_str::<File>(text) {
+            Ok(f) => {
+                if f.emitter != *name {
+                    errors.push(format!(
+                        "knowledge/messages/{name}.yaml: emitter is {:?}",
+                        f.emitter
+                    ));
+                }
+                for e in f.entries {
+                    if e.pieces.is_empty() && e.keys.is_empty() {
+                        errors.push(format!("{name}: {}: no pieces and no keys", e.id));
+                    }
+                    out.push(e);
+                }
+            }
+            Err(e) => errors.push(format!("knowledge/messages/{name}.yaml: {e}")),
+        }
+    }
+    if errors.is_empty() {
+        Ok(out)
+    } else {
+        Err(errors)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_embedded_file_parses_and_names_a_category_and_a_signature() {
+        let f = load().unwrap_or_else(|e| panic!("{e:?}"));
+        assert!(f.len() >= 30, "{} families", f.len());
+        for x in &f {
+            assert!(
+                crate::report::Category::ALL
+                    .iter()
+                    .any(|c| c.as_str() == x.category),
+                "{}: category {}",
+                x.id,
+                x.category
+            );
+            assert!(x.signature.is_some() || x.fix.is_some(), "{}", x.id);
+        }
+    }
+
+    #[test]
+    fn pieces_match_in_order_only() {
+        let f = families()
+            .iter()
+            .find(|f| f.id == "torch-load-cuda-unavailable")
+            .expect("family");
+        let n = crate::explain::catalog::normalise(
+            "RuntimeError: Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is False.",
+        );
+        assert!(f.matches_pieces(&n));
+        // The same pieces out of order are not the message.
+        assert!(!f.matches_pieces("device but torch. attempting to deserialize object on a cuda"));
+    }
+
+    #[test]
+    fn keys_need_every_word_on_a_short_line() {
+        let f = families()
+            .iter()
+            .find(|f| f.id == "torch-not-compiled-cuda")
+            .expect("family");
+        assert!(f.matches_keys("torch not being compiled with cuda enabled"));
+        assert!(!f.matches_keys("torch compiled with cuda enabled"));
+        let long = "torch not compiled with cuda enabled ".repeat(4);
+        assert!(!f.matches_keys(&long));
+    }
+}

@@ -1,0 +1,314 @@
+#!/usr/bin/env python3
+"""Message families of the frameworks, loaders, containers and the OS (issue 30).
+
+  mine  [--check]  reads each emitter's own source (a fetched git mirror, a PyPI wheel's files, or
+                   the strings of a wheel's binary) at the pinned input named in
+                   knowledge/mapping/messages.yaml, and writes knowledge/mined/msg-<emitter>.json:
+                   the format string, file:line, commit or version, level. An input not present
+                   here is skipped (with --check: reported, not failed); a family whose emitter
+                   could not be brought here (snapshot too large) is `cited` in the mapping and
+                   copied as such, marked "mined": false.
+  build [--check]  mined JSON + the mapping -> knowledge/messages/<emitter>.yaml: family id,
+                   emitter, versions, source, literal pieces with typed holes, category, signature.
+
+With --check nothing is written: the exit status is 1 when a committed file differs.
+Inputs: git mirrors under $GPUDOCTOR_MIRRORS (default /work/.mirror/<owner>+<name>/repo); wheels
+under $GPUDOCTOR_WHEELS (default target/knowledge-inputs), each fetched with the `pip download`
+line its input names in the mapping.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import zipfile
+
+import yaml
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+MAPPING = os.path.join(ROOT, "knowledge", "mapping", "messages.yaml")
+MINED = os.path.join(ROOT, "knowledge", "mined")
+OUT = os.path.join(ROOT, "knowledge", "messages")
+CATEGORIES = {
+    "driver_missing", "driver_too_old", "driver_library_mismatch", "arch_unsupported",
+    "cuda_runtime_mismatch", "cudnn_mismatch", "cpu_only_build", "fabric_manager",
+    "container_no_gpu", "library_path_conflict", "gpu_memory_exhausted", "ecc_memory",
+    "hardware_fault", "driver_fault", "thermal_power", "pcie_degraded", "configuration",
+    "smoke_failure", "stress_failure", "windows_crash_code", "application_error",
+    "probe_timeout", "host_memory_exhausted",
+}
+# A string literal of Python, C/C++ or Go (optionally an f/r/b prefix), one line.
+LITERAL = re.compile(r'''(?<![A-Za-z0-9_])([fFrRbBuU]{0,2})("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')''')
+# A printf/format hole: {expr}, {:,}, %s, %d, %zu, %llu, %v, %q, %w, %U.
+HOLE = re.compile(r"\{[^{}]*\}|%[-+ #0-9.*]*(?:hh|h|ll|l|z|j|t|L)?[sdiuxXfgeEpcvqwU]")
+
+
+def load_mapping():
+    with open(MAPPING, encoding="utf-8") as f:
+        return yaml.safe_load(f)
+
+
+def mirrors():
+    return os.environ.get("GPUDOCTOR_MIRRORS", "/work/.mirror")
+
+
+def wheels():
+    return os.environ.get("GPUDOCTOR_WHEELS", os.path.join(ROOT, "target", "knowledge-inputs"))
+
+
+def find_wheel(name):
+    for d, _, files in os.walk(wheels(), followlinks=True):
+        if name in files:
+            return os.path.join(d, name)
+    return None
+
+
+def read_input(inp, path):
+    """The text (or the strings, for a binary) of one file of an input, or None if absent."""
+    kind = inp["kind"]
+    if kind == "git":
+        gd = os.path.join(mirrors(), inp["repo"].replace("/", "+"), "repo")
+        if not os.path.isdir(gd):
+            return None
+        r = subprocess.run(["git", "--git-dir", gd, "show", f"{inp['commit']}:{path}"],
+                           capture_output=True, timeout=120)
+        if r.returncode != 0:
+            return None
+        return r.stdout.decode("utf-8", "replace")
+    if kind in ("wheel", "wheel-strings"):
+        w = find_wheel(inp["file"])
+        if w is None:
+            return None
+        with zipfile.ZipFile(w) as z:
+            data = z.read(path)
+        if kind == "wheel":
+            return data.decode("utf-8", "replace")
+        # Like `strings -a`: runs of 4+ printable ASCII bytes, one per line.
+        return "\n".join(m.group().decode("ascii") for m in re.finditer(rb"[\x20-\x7e]{4,}", data))
+    return None
+
+
+def unescape(lit):
+    body = lit[1:-1]
+    return (body.replace('\\"', '"').replace("\\'", "'").replace("\\n", "\n")
+            .replace("\\t", "\t").replace("\\\\", "\\"))
+
+
+def statement(lines, i, binary):
+    """The message of the statement whose literal starts on line i: the literals of that line and
+    of the lines after it that hold nothing but literals and brackets, up to the bracket that
+    closes the statement. A line inside a triple-quoted string is its own message."""
+    if binary:
+        return lines[i]
+    parts = []
+    depth = 0
+    for j in range(i, min(i + 12, len(lines))):
+        found = LITERAL.findall(lines[j])
+        code = LITERAL.sub("", lines[j])
+        if not found:
+            break
+        if j > i and not re.fullmatch(r"[\s()+,;]*", code):
+            break
+        for _, lit in found:
+            parts.append(unescape(lit))
+        depth += code.count("(") - code.count(")")
+        if depth <= 0 and (")" in code or ";" in code):
+            break
+    if not parts:
+        return lines[i].strip()
+    return "".join(parts)
+
+
+def level_of(line):
+    l = line.lower()
+    if "warn" in l:
+        return "warning"
+    if "info" in l:
+        return "info"
+    return "error"
+
+
+def mine_family(fam, inp):
+    if inp["kind"] == "cited":
+        return {"id": fam["id"], "format": fam["format"], "file": fam["file"],
+                "line": fam.get("line"), "at": inp.get("commit") or inp.get("version"),
+                "level": fam.get("level", "error"), "mined": False}
+    text = read_input(inp, fam["file"])
+    if text is None:
+        return None
+    binary = inp["kind"] == "wheel-strings"
+    lines = text.split("\n")
+    for i, ln in enumerate(lines):
+        if fam["needle"] in ln:
+            # A statement may open with its call a line above (raise X(\n "...").
+            ctx = ln if LITERAL.search(ln) else ""
+            prev = lines[i - 1] if i > 0 else ""
+            fmt = statement(lines, i, binary)
+            return {"id": fam["id"], "format": fmt, "file": fam["file"],
+                    "line": None if binary else i + 1,
+                    "string_index": i + 1 if binary else None,
+                    "at": inp.get("commit") or inp.get("version"),
+                    "level": fam.get("level") or level_of(prev + ctx), "mined": True}
+    raise SystemExit(f"{fam['id']}: {fam['needle']!r} not found in {fam['file']} of {fam['input']}")
+
+
+def mine(check):
+    m = load_mapping()
+    by_emitter = {}
+    skipped = set()
+    for fam in m["families"]:
+        inp = m["inputs"][fam["input"]]
+        got = mine_family(fam, inp)
+        if got is None:
+            skipped.add(fam["input"])
+            by_emitter.setdefault(fam["emitter"], None)
+            continue
+        got = {k: v for k, v in got.items() if v is not None}
+        if by_emitter.get(fam["emitter"]) is None:
+            by_emitter[fam["emitter"]] = []
+        by_emitter[fam["emitter"]].append(got)
+    bad = 0
+    for em, fams in sorted(by_emitter.items()):
+        path = os.path.join(MINED, f"msg-{em}.json")
+        if fams is None:
+            continue
+        if any(f["id"] in {x["id"] for x in m["families"] if x["input"] in skipped} for f in fams):
+            pass
+        # An emitter with an input absent here keeps its committed file.
+        absent = [x for x in m["families"] if x["emitter"] == em and x["input"] in skipped]
+        if absent:
+            print(f"mine: {em}: input(s) {sorted({x['input'] for x in absent})} not here; kept as committed")
+            continue
+        text = json.dumps({"emitter": em, "families": fams}, indent=1, ensure_ascii=False) + "\n"
+        if check:
+            old = open(path, encoding="utf-8").read() if os.path.exists(path) else ""
+            if old != text:
+                print(f"mine --check: {path} differs from what the pinned source gives")
+                bad = 1
+        else:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+    for s in sorted(skipped):
+        print(f"mine: input {s} not present here: skipped")
+    return bad
+
+
+def normalise(s):
+    """As catalog::normalise: typographic quotes and backticks folded, whitespace collapsed, lowercased."""
+    s = s.replace("\u2018", "'").replace("\u2019", "'").replace("`", "'")
+    s = s.replace("\u201c", '"').replace("\u201d", '"')
+    return " ".join(s.split()).lower()
+
+
+def pieces_of(fmt, take=None, min_len=4):
+    segs = HOLE.split(fmt)
+    holes = HOLE.findall(fmt)
+    out = [normalise(p) for p in segs]
+    out = [p for p in out if len(p) >= min_len]
+    if take:
+        out = out[:take]
+    return out, holes
+
+
+def hole_type(h):
+    if h.startswith("{"):
+        return "number" if (":," in h or "size" in h or "count" in h) else "text"
+    return "number" if h[-1] in "diuxXfgeE" else "text"
+
+
+def build(check):
+    m = load_mapping()
+    emitters = {}
+    for fam in m["families"]:
+        path = os.path.join(MINED, f"msg-{fam['emitter']}.json")
+        with open(path, encoding="utf-8") as f:
+            mined = {x["id"]: x for x in json.load(f)["families"]}
+        got = mined.get(fam["id"])
+        if got is None:
+            raise SystemExit(f"build: {fam['id']} is not in {path}: run mine")
+        if fam["category"] not in CATEGORIES:
+            raise SystemExit(f"build: {fam['id']}: unknown category {fam['category']}")
+        if not fam.get("signature") and not fam.get("fix"):
+            raise SystemExit(f"build: {fam['id']}: needs a signature or a fix")
+        # `value`: what the first hole is printed as in the family this entry stands for
+        # (cuDNN's "Could not locate %s" is zlibwapi.dll).
+        fmt = got["format"]
+        holes = HOLE.findall(fmt)
+        if fam.get("value"):
+            fmt = HOLE.sub(lambda _: fam["value"], fmt, count=1)
+        pieces, _ = pieces_of(fmt, fam.get("take"))
+        if fam.get("keys_only"):
+            if not fam.get("keys"):
+                raise SystemExit(f"build: {fam['id']}: keys_only without keys")
+            pieces = []
+        if fam.get("pieces"):
+            pieces = [normalise(p) for p in fam["pieces"]]
+            for p in pieces:
+                if p not in normalise(fmt):
+                    raise SystemExit(f"build: {fam['id']}: piece {p!r} is not in the format")
+        if not pieces and not fam.get("keys"):
+            raise SystemExit(f"build: {fam['id']}: no literal piece of 4+ characters and no keys")
+        if pieces and sum(len(p) for p in pieces) < 12:
+            raise SystemExit(f"build: {fam['id']}: pieces too short to recognise the family")
+        inp = m["inputs"][fam["input"]]
+        where = f"{fam['file']}:{got['line']}" if got.get("line") else (
+            f"{fam['file']} (string {got['string_index']})" if got.get("string_index") else fam["file"])
+        entry = {
+            "id": fam["id"],
+            "emitter": fam["emitter"],
+            "versions": fam.get("versions", inp.get("versions", "")),
+            "source": {
+                "input": inp.get("repo") or inp.get("pip") or inp.get("url"),
+                "at": got["at"],
+                "where": where,
+                "mined": got["mined"],
+            },
+            "level": got["level"],
+            "format": got["format"],
+            "holes": [hole_type(h) for h in holes],
+            "pieces": pieces,
+        }
+        if fam.get("value"):
+            entry["value"] = fam["value"]
+        if fam.get("keys"):
+            entry["keys"] = fam["keys"]
+            entry["keys_max_words"] = fam.get("keys_max_words", 10)
+        entry["category"] = fam["category"]
+        if fam.get("signature"):
+            entry["signature"] = fam["signature"]
+        if fam.get("fix"):
+            entry["fix"] = fam["fix"]
+        emitters.setdefault(fam["emitter"], []).append(entry)
+    bad = 0
+    for em, entries in sorted(emitters.items()):
+        doc = {"emitter": em,
+               "generated_by": "scripts/knowledge/msg_families.py build (from knowledge/mined/msg-%s.json and knowledge/mapping/messages.yaml)" % em,
+               "entries": entries}
+        text = yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=100)
+        path = os.path.join(OUT, f"{em}.yaml")
+        if check:
+            old = open(path, encoding="utf-8").read() if os.path.exists(path) else ""
+            if old != text:
+                print(f"build --check: {path} differs from what build writes")
+                bad = 1
+        else:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+    names = {f"{em}.yaml" for em in emitters}
+    for n in sorted(os.listdir(OUT)):
+        if n.endswith(".yaml") and n not in names:
+            print(f"build: {n} is not built from the mapping")
+            bad = 1
+    return bad
+
+
+def main(argv):
+    if len(argv) < 2 or argv[1] not in ("mine", "build"):
+        print(__doc__)
+        return 2
+    check = "--check" in argv[2:]
+    return mine(check) if argv[1] == "mine" else build(check)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
