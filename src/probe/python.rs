@@ -383,7 +383,8 @@ pub fn env_kind(prefix: &Path) -> Option<(&'static str, Option<&'static str>)> {
             .find_map(|cmd| {
                 let exe = cmd.split_whitespace().next()?;
                 let name = exe.rsplit(['/', '\\']).next()?.to_ascii_lowercase();
-                let name = name.trim_end_matches(".exe");
+                // Windows records the entry script: `…\Scripts\conda-script.py`.
+                let name = name.trim_end_matches(".exe").trim_end_matches("-script.py");
                 match name {
                     "micromamba" => Some("micromamba"),
                     "mamba" => Some("mamba"),
