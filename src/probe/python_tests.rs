@@ -1,3 +1,4 @@
+#![allow(clippy::print_stderr)]
 //! Unit tests of `python`.
 use super::*;
 
@@ -201,6 +202,7 @@ fn the_environment_of_the_running_binary() {
 
 // ---- environment kinds (issue 31) ----
 
+#[cfg(unix)]
 /// The uv binary for the kind tests: $GPUDOCTOR_TEST_UV, .venv-test/bin/uv (scripts/test-setup.sh
 /// unpacks it from PyPI's uv wheel), or uv on PATH.
 fn test_uv() -> Option<PathBuf> {
@@ -214,6 +216,7 @@ fn test_uv() -> Option<PathBuf> {
     which(&std::env::var("PATH").ok()?, "uv")
 }
 
+#[cfg(unix)]
 fn run_ok(cmd: &mut std::process::Command) {
     let out = cmd.output().unwrap();
     assert!(
