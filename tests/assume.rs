@@ -276,3 +276,66 @@ fn malformed_values_are_refused_without_echoing_escapes() {
         );
     }
 }
+
+/// Issue 31: the machine's terms can be assumed; a bad value is exit 2 naming the allowed ones.
+#[test]
+fn the_machine_terms_os_package_managers_secure_boot_install_and_python_env() {
+    let s = snap(&["os.id=rocky", "os.version=9.4"]);
+    assert_eq!(s["os_release"]["value"]["id"], "rocky");
+    assert_eq!(s["os_release"]["value"]["version_id"], "9.4");
+    let s = snap(&[
+        "os.version=22.04",
+        "os.id=ubuntu",
+        "os.id_like=debian",
+        "pkg=apt",
+        "secure_boot=on",
+        "driver=580.95.05",
+        "driver.install=precompiled",
+        "python.env=uv",
+    ]);
+    let os = &s["os_release"]["value"];
+    assert_eq!(
+        (os["id"].as_str(), os["version_id"].as_str()),
+        (Some("ubuntu"), Some("22.04"))
+    );
+    assert_eq!(os["id_like"], serde_json::json!(["debian"]));
+    assert_eq!(s["package_managers"]["value"], serde_json::json!(["apt"]));
+    assert_eq!(s["secure_boot"]["value"]["enabled"], true);
+    let i = &s["driver"]["install"]["value"];
+    assert_eq!(
+        (i["method"].as_str(), i["branch"].as_str()),
+        (Some("precompiled"), Some("580"))
+    );
+    let env = &s["python"]["value"][0];
+    assert_eq!(
+        (env["kind"].as_str(), env["tool"].as_str()),
+        (Some("uv"), Some("uv"))
+    );
+    assert_eq!(
+        snap(&["pkg=dnf,yum"])["package_managers"]["value"],
+        serde_json::json!(["dnf", "yum"])
+    );
+    assert_eq!(
+        snap(&["secure_boot=off"])["secure_boot"]["value"]["enabled"],
+        false
+    );
+
+    for (bad, allowed) in [
+        ("python.env=pipenv", "uv, venv, conda, poetry, pixi, system"),
+        (
+            "driver.install=snap",
+            "runfile, distribution, nvidia-repo, precompiled",
+        ),
+        (
+            "pkg=brew",
+            "apt, dnf, yum, zypper, pacman, apk, winget, choco",
+        ),
+        ("secure_boot=maybe", "on or off"),
+        ("os.id=Rocky Linux", "lower-case letters"),
+        ("os.version=9.4;rm", "VERSION_ID"),
+    ] {
+        let r = assume(&[bad]);
+        assert_eq!(r.code, 2, "{bad}: {}", r.stderr);
+        assert!(r.stderr.contains(allowed), "{bad}: {}", r.stderr);
+    }
+}

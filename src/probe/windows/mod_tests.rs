@@ -121,3 +121,46 @@ fn an_old_snapshot_without_the_section_still_loads() {
     let linux = crate::snapshot::Host::default();
     assert!(!serde_json::to_string(&linux).unwrap().contains("windows"));
 }
+
+#[test]
+fn windows_terms_os_release_secure_boot_and_install() {
+    let w11 = os_release_from(
+        Some("Windows 10 Pro"),
+        Some("23H2"),
+        Some("22631"),
+        Some(4460),
+    );
+    assert_eq!(w11.id, "windows");
+    assert_eq!(w11.version_id.as_deref(), Some("11"));
+    assert_eq!(
+        w11.pretty_name.as_deref(),
+        Some("Windows 11 Pro 23H2 (build 22631.4460)")
+    );
+    let w10 = os_release_from(Some("Windows 10 Home"), Some("22H2"), Some("19045"), None);
+    assert_eq!(w10.version_id.as_deref(), Some("10"));
+    assert_eq!(os_release_from(None, None, None, None).version_id, None);
+
+    let on = secure_boot_from(DwordRead::Value(1));
+    assert_eq!(
+        on.get().map(|s| (s.enabled, s.how.as_str())),
+        Some((true, "registry"))
+    );
+    assert_eq!(
+        secure_boot_from(DwordRead::Value(0))
+            .get()
+            .map(|s| s.enabled),
+        Some(false)
+    );
+    assert_eq!(secure_boot_from(DwordRead::NotSet).code(), Some("no_efi"));
+    assert!(secure_boot_from(DwordRead::Error(5))
+        .reason()
+        .is_some_and(|r| r.contains("Windows error 5") && r.contains("UEFISecureBootEnabled")));
+
+    let i = driver_install(Some("581.57"));
+    let i = i.get().unwrap();
+    assert_eq!(
+        (i.method.as_str(), i.branch.as_deref()),
+        ("windows", Some("581"))
+    );
+    assert_eq!(driver_install(None).get().unwrap().branch, None);
+}
