@@ -94,6 +94,7 @@ impl Match {
         self.fix = Fix {
             text: text.into(),
             commands: commands.iter().map(|s| s.as_ref().to_string()).collect(),
+            ..Default::default()
         };
         self
     }
@@ -101,6 +102,7 @@ impl Match {
         self.fix = Fix {
             text: text.into(),
             commands,
+            ..Default::default()
         };
         self
     }
