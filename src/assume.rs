@@ -4,8 +4,8 @@
 
 use crate::matrix::{valid_cc, Matrix};
 use crate::snapshot::{
-    Assumption, CudaRuntime, CudnnLibrary, Gpu, Host, KernelModule, LibCuda, NvmlInfo, Package,
-    Probed, PythonEnv, Snapshot, TensorflowBuild, TorchBuild,
+    Assumption, CudaRuntime, CudnnLibrary, Gpu, Host, KernelModule, LibCuda, NvmlInfo, OsRelease,
+    Package, Probed, PythonEnv, SecureBoot, Snapshot, TensorflowBuild, TorchBuild,
 };
 use crate::version::{CudaVersion, DriverVersion, Pep440};
 
@@ -24,7 +24,26 @@ pub const KEYS: &[(&str, &str)] = &[
     ("jax.cuda", "12"),
     ("os", "linux"),
     ("container", "true"),
+    ("os.id", "rocky"),
+    ("os.version", "9.4"),
+    ("os.id_like", "rhel fedora"),
+    ("pkg", "dnf"),
+    ("secure_boot", "on"),
+    ("driver.install", "runfile"),
+    ("python.env", "uv"),
 ];
+
+/// The package managers `pkg=` accepts, in the order the probe prefers them.
+pub const PACKAGE_MANAGERS: &[&str] = &[
+    "apt", "dnf", "yum", "zypper", "pacman", "apk", "winget", "choco",
+];
+
+/// The driver installation methods `driver.install=` accepts.
+pub const DRIVER_INSTALL_METHODS: &[&str] =
+    &["runfile", "distribution", "nvidia-repo", "precompiled"];
+
+/// The Python environment kinds `python.env=` accepts.
+pub const PYTHON_ENV_KINDS: &[&str] = &["uv", "venv", "conda", "poetry", "pixi", "system"];
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct AssumeError(pub String);
@@ -89,6 +108,23 @@ fn assumed_env(snap: &mut Snapshot) -> Result<&mut PythonEnv, AssumeError> {
     }
     envs.first_mut()
         .ok_or_else(|| AssumeError("internal error: no Python environment".to_string()))
+}
+
+/// An os-release ID or ID_LIKE word: os-release(5) allows only 0–9, a–z, ".", "_" and "-".
+fn os_release_token(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 64
+        && s.bytes().all(|b| {
+            b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'.' | b'_' | b'-')
+        })
+}
+
+/// The os-release an assumption edits: the probed one, or a new one with the spec's default ID.
+fn assumed_os(snap: &Snapshot) -> OsRelease {
+    snap.os_release.get().cloned().unwrap_or_else(|| OsRelease {
+        id: "linux".to_string(),
+        ..Default::default()
+    })
 }
 
 fn set_package(env: &mut PythonEnv, name: &str, version: &str) {
@@ -364,6 +400,121 @@ pub fn apply(
                 h.container_markers.clear();
             }
             snap.host = Probed::found(h);
+        }
+        "os.id" => {
+            let id = value.to_ascii_lowercase();
+            if !os_release_token(&id) {
+                return Err(bad(
+                    key,
+                    value,
+                    "expected an os-release ID: lower-case letters, digits, '.', '_' or '-' (ubuntu, debian, rhel, rocky, almalinux, amzn, sles, fedora, arch, windows)",
+                ));
+            }
+            let mut os = assumed_os(snap);
+            os.id = id;
+            snap.os_release = Probed::found(os);
+        }
+        "os.version" => {
+            if !value
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+                || value.len() > 32
+            {
+                return Err(bad(
+                    key,
+                    value,
+                    "expected an os-release VERSION_ID like 22.04, 9.4 or 2023",
+                ));
+            }
+            let mut os = assumed_os(snap);
+            os.version_id = Some(value.to_string());
+            snap.os_release = Probed::found(os);
+        }
+        "os.id_like" => {
+            let like: Vec<String> = value
+                .split([' ', ','])
+                .filter(|w| !w.is_empty())
+                .map(str::to_ascii_lowercase)
+                .collect();
+            if like.is_empty() || !like.iter().all(|w| os_release_token(w)) {
+                return Err(bad(
+                    key,
+                    value,
+                    "expected os-release ID_LIKE words separated by spaces, like \"rhel fedora\"",
+                ));
+            }
+            let mut os = assumed_os(snap);
+            os.id_like = like;
+            snap.os_release = Probed::found(os);
+        }
+        "pkg" => {
+            let mut list = Vec::new();
+            for m in value.split(',').map(str::trim).filter(|m| !m.is_empty()) {
+                let m = m.to_ascii_lowercase();
+                if !PACKAGE_MANAGERS.contains(&m.as_str()) {
+                    return Err(bad(
+                        key,
+                        value,
+                        &format!(
+                            "expected package managers separated by commas, from {}",
+                            PACKAGE_MANAGERS.join(", ")
+                        ),
+                    ));
+                }
+                if !list.contains(&m) {
+                    list.push(m);
+                }
+            }
+            if list.is_empty() {
+                return Err(bad(key, value, "expected at least one package manager"));
+            }
+            snap.package_managers = Probed::found(list);
+        }
+        "secure_boot" => {
+            let enabled = match value.to_ascii_lowercase().as_str() {
+                "on" | "true" | "yes" | "1" | "enabled" => true,
+                "off" | "false" | "no" | "0" | "disabled" => false,
+                _ => return Err(bad(key, value, "expected on or off")),
+            };
+            snap.secure_boot = Probed::found(SecureBoot {
+                enabled,
+                how: "assumed".to_string(),
+            });
+        }
+        "driver.install" => {
+            let method = value.to_ascii_lowercase();
+            if !DRIVER_INSTALL_METHODS.contains(&method.as_str()) {
+                return Err(bad(
+                    key,
+                    value,
+                    &format!("expected one of {}", DRIVER_INSTALL_METHODS.join(", ")),
+                ));
+            }
+            let mut install = snap.driver.install.get().cloned().unwrap_or_default();
+            install.method = method;
+            install.evidence = vec!["--assume driver.install".to_string()];
+            if let Some(v) = snap.driver.kernel_version() {
+                if install.branch.is_none() {
+                    install.branch = v.split('.').next().map(str::to_string);
+                }
+            }
+            snap.driver.install = Probed::found(install);
+        }
+        "python.env" => {
+            let kind = value.to_ascii_lowercase();
+            if !PYTHON_ENV_KINDS.contains(&kind.as_str()) {
+                return Err(bad(
+                    key,
+                    value,
+                    &format!("expected one of {}", PYTHON_ENV_KINDS.join(", ")),
+                ));
+            }
+            let env = assumed_env(snap)?;
+            env.tool = match kind.as_str() {
+                "uv" | "conda" | "poetry" | "pixi" => Some(kind.clone()),
+                _ => None,
+            };
+            env.kind = kind;
         }
         other => {
             return Err(AssumeError(format!("--assume: unknown key {other:?}")));

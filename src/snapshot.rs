@@ -131,6 +131,17 @@ pub struct Snapshot {
     pub cudnn: Probed<Vec<CudnnLibrary>>,
     #[serde(default)]
     pub python: Probed<Vec<PythonEnv>>,
+    /// The operating system's identity: `/etc/os-release` (or `/usr/lib/os-release`); on
+    /// Windows, id "windows" with version_id "10"/"11" and the build.
+    #[serde(default)]
+    pub os_release: Probed<OsRelease>,
+    /// Package managers present on PATH, in preference order: "apt", "dnf", "yum", "zypper",
+    /// "pacman", "apk", "winget", "choco".
+    #[serde(default)]
+    pub package_managers: Probed<Vec<String>>,
+    /// Whether UEFI Secure Boot is on (a DKMS-built module then needs a key enrolled in MOK).
+    #[serde(default)]
+    pub secure_boot: Probed<SecureBoot>,
     /// GPU-related kernel log events over the look-back window.
     #[serde(default)]
     pub kernel_log: Probed<KernelLog>,
@@ -350,6 +361,78 @@ pub struct Driver {
     /// nvidia-persistenced, nv-fabricmanager.
     #[serde(default)]
     pub daemons: Probed<Vec<Daemon>>,
+    /// How the driver was installed (which package owns the module and libcuda.so.1, the
+    /// `.run` installer's traces, DKMS, precompiled streams).
+    #[serde(default)]
+    pub install: Probed<DriverInstall>,
+}
+
+/// How the NVIDIA driver was installed.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DriverInstall {
+    /// "distribution" (the distribution's own packages), "nvidia-repo" (NVIDIA's CUDA repository
+    /// packages), "runfile" (the `.run` installer), "precompiled" (kmod streams /
+    /// linux-modules-nvidia-*), "windows", "unknown".
+    pub method: String,
+    /// The module was built by DKMS.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dkms: Option<bool>,
+    /// The package owning the `nvidia` kernel module, e.g. "nvidia-dkms-580-open".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_module: Option<String>,
+    /// The package owning libcuda.so.1, e.g. "libnvidia-compute-580".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub libcuda_package: Option<String>,
+    /// The package manager that owns them: "dpkg", "rpm", "pacman".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub manager: Option<String>,
+    /// The driver branch ("580") when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    /// The open GPU kernel modules (true) or the proprietary ones (false), when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_modules: Option<bool>,
+    /// What was read to decide, for the report.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub evidence: Vec<String>,
+}
+
+/// The fields of os-release(5) that fixes depend on.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct OsRelease {
+    /// `ID` ("ubuntu", "rocky", "amzn"); "linux" when the file does not set it (the spec's
+    /// default); "windows" on Windows.
+    pub id: String,
+    /// `ID_LIKE`, space-separated in the file ("rhel centos fedora").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub id_like: Vec<String>,
+    /// `VERSION_ID` ("22.04", "9.4", "2023"); unset on rolling releases (Arch).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version_id: Option<String>,
+    /// `PRETTY_NAME`; on Windows "Windows 11 (build 22631)".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pretty_name: Option<String>,
+}
+
+impl OsRelease {
+    /// True when the id or one of the id_like entries is `family` ("rhel", "debian", "suse").
+    pub fn is_like(&self, family: &str) -> bool {
+        self.id == family || self.id_like.iter().any(|l| l == family)
+    }
+    /// The major version: the part of VERSION_ID before the first dot ("9" of "9.4").
+    pub fn major(&self) -> Option<&str> {
+        self.version_id
+            .as_deref()
+            .map(|v| v.split('.').next().unwrap_or(v))
+    }
+}
+
+/// UEFI Secure Boot state.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SecureBoot {
+    pub enabled: bool,
+    /// How it was read: "mokutil --sb-state", "efivars", "registry", "assumed".
+    pub how: String,
 }
 
 impl Driver {
@@ -678,8 +761,13 @@ pub struct PythonEnv {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interpreter: Option<String>,
     pub prefix: String,
-    /// "venv", "conda", "pyenv", "system", "given".
+    /// "venv", "uv", "conda" (also mamba/micromamba: the tool is in `tool`), "poetry", "pixi",
+    /// "pyenv", "system", "given", "assumed".
     pub kind: String,
+    /// The tool that made or manages it, when known: "uv", "conda", "mamba", "micromamba",
+    /// "poetry", "pixi".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
     /// How it was found: "gpudoctor installed here" (the running binary sits in its bin/ or
     /// Scripts\), "PATH python3", "VIRTUAL_ENV", "CONDA_PREFIX", "--python", "assumed".
     pub origin: String,
