@@ -181,12 +181,23 @@ impl Terms {
                 }
             }
         }
+        if let Some(o) = snap.os_release.get() {
+            t.os_id = Some(o.id.clone());
+            t.id_like = o.id_like.clone();
+            t.version_id = o.version_id.clone();
+        }
+        t.managers = snap.package_managers.get().cloned();
+        t.secure_boot = snap.secure_boot.get().map(|s| s.enabled);
+        if let Some(i) = snap.driver.install.get() {
+            t.install_method = Some(i.method.clone());
+            t.open_modules = i.open_modules;
+        }
         if let Some(m) = snap.driver.kernel_module.get() {
-            t.open_modules = match m.flavor.as_str() {
+            t.open_modules = t.open_modules.or(match m.flavor.as_str() {
                 "open" => Some(true),
                 "proprietary" => Some(false),
                 _ => None,
-            };
+            });
         }
         t
     }
@@ -306,7 +317,6 @@ pub fn needs_root(c: &str, shell: &str) -> bool {
         "sh" => c.starts_with("sudo ") || c.contains("| sudo ") || c.contains("&& sudo "),
         _ => {
             c.contains("-Verb RunAs")
-                || c.starts_with("shutdown ")
                 || c.starts_with("bcdedit")
                 || c.starts_with("Set-ItemProperty -Path 'HKLM:")
                 || c.starts_with("reg add HKLM")
@@ -708,9 +718,9 @@ pub fn python_uninstall(env: Option<&PythonEnv>, windows: bool, names: &[&str]) 
         .unwrap_or_default()
 }
 
-/// The tool that made an environment when known (F1's `PythonEnv.tool`; before it, none).
-fn extra_tool(_env: &PythonEnv) -> Option<String> {
-    None
+/// The tool that made an environment when known ("mamba", "micromamba", "uv"…).
+fn extra_tool(env: &PythonEnv) -> Option<String> {
+    env.tool.clone()
 }
 
 #[cfg(test)]
