@@ -53,6 +53,9 @@ pub struct Family {
     /// Debian: VERSION_ID → branch → the package of the distribution's archive.
     #[serde(default)]
     pub branches: BTreeMap<String, BTreeMap<String, String>>,
+    /// Rows of one release (VERSION_ID's major) that differ from the family's distribution rows.
+    #[serde(default)]
+    pub releases: BTreeMap<String, Actions>,
     #[serde(default)]
     pub distribution: Actions,
     #[serde(default, rename = "nvidia-repo")]
@@ -445,9 +448,15 @@ pub fn driver_fix(terms: &Terms, action: DriverAction, v: &Values) -> Fix {
             None => make_fix(data.guide.clone(), vec![], "sh"),
         };
     };
+    let release = f
+        .releases
+        .get(major)
+        .filter(|_| table.is_some_and(|t| std::ptr::eq(t, &f.distribution)));
     let lookup = |k: &str| -> Option<&Action> {
         let t = table?;
-        t.get(k)
+        release
+            .and_then(|r| r.get(k))
+            .or_else(|| t.get(k))
             .or_else(|| {
                 if k.starts_with("install_") {
                     t.get("install")
