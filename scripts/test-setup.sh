@@ -25,8 +25,29 @@ NVCC=nvidia-cuda-nvcc-cu12==12.9.86
 K8S_VALIDATE=kubernetes-validate==1.37.0
 PY=${PYTHON:-python3}
 
+# uv, for the Python environment-kind tests (issue 31): only its binary, out of PyPI's wheel
+# (uv-<version>.data/scripts/uv), into $VENV/bin/uv. Added apart from the stamp so that an
+# existing .venv-test gains it without being rebuilt.
+UV=uv==0.13.9
+install_uv() {
+  [ -x "$VENV/bin/uv" ] && return 0
+  local d
+  d=$(mktemp -d)
+  "$PY" -m pip download -q --disable-pip-version-check --no-deps --only-binary=:all: "$UV" -d "$d"
+  "$PY" - "$d" "$VENV/bin/uv" <<'PYEOF'
+import glob, sys, zipfile
+wheel = glob.glob(sys.argv[1] + "/uv-*.whl")[0]
+with zipfile.ZipFile(wheel) as z:
+    name = next(n for n in z.namelist() if n.endswith(".data/scripts/uv"))
+    open(sys.argv[2], "wb").write(z.read(name))
+PYEOF
+  chmod +x "$VENV/bin/uv"
+  rm -rf "$d"
+}
+
 stamp="$VENV/.gpudoctor-test-setup-v5"
 if [ -f "$stamp" ]; then
+  install_uv
   exit 0
 fi
 rm -rf "$VENV"
@@ -88,5 +109,6 @@ rm -rf "$wintf"
 wf tensorflow==2.10.0 cp310-cp310-win_amd64 \
   tensorflow/python/platform/build_info.py="$wintf/tensorflow/python/platform/build_info.py" \
   tensorflow-2.10.0.dist-info/METADATA="$wintf/tensorflow-2.10.0.dist-info/METADATA"
+install_uv
 date -u > "$stamp"
 echo "test setup: $VENV ready"

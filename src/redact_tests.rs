@@ -39,3 +39,30 @@ fn a_windows_profile_folder_becomes_userprofile_whatever_its_case() {
         "%USERPROFILE%"
     );
 }
+
+#[test]
+fn the_machine_terms_of_issue_31_lose_the_home_directory_too() {
+    use crate::snapshot::{DriverInstall, PythonEnv};
+    let mut snap = Snapshot::empty();
+    snap.driver.install = Probed::found(DriverInstall {
+        method: "runfile".into(),
+        evidence: vec!["module file /home/al/build/nvidia.ko".into()],
+        ..Default::default()
+    });
+    snap.python = Probed::found(vec![PythonEnv {
+        prefix: "/home/al/proj/.venv".into(),
+        kind: "uv".into(),
+        tool: Some("uv".into()),
+        origin: "VIRTUAL_ENV".into(),
+        ..Default::default()
+    }]);
+    redact(&mut snap, Some("/home/al"));
+    let text = serde_json::to_string(&snap).unwrap();
+    assert!(!text.contains("/home/al"), "{text}");
+    assert_eq!(
+        snap.driver.install.get().unwrap().evidence,
+        vec!["module file ~/build/nvidia.ko".to_string()]
+    );
+    assert_eq!(snap.python_envs()[0].prefix, "~/proj/.venv");
+    assert_eq!(snap.python_envs()[0].tool.as_deref(), Some("uv"));
+}

@@ -8,12 +8,14 @@ pub mod deadline;
 pub mod driver;
 pub mod env;
 pub mod host;
+pub mod install;
 pub mod kernel_log;
 pub mod ldcache;
 pub mod libquery;
 pub mod nvml;
 pub mod nvml_health;
 pub mod nvml_watch;
+pub mod os;
 pub mod pe;
 pub mod python;
 pub mod sacrificial;
@@ -98,6 +100,42 @@ pub fn probe_all(opts: &ProbeOptions) -> Snapshot {
         } else {
             host::probe(&root, &getenv)
         }
+    });
+
+    let root = opts.root.clone();
+    let per_call = opts.timeout.min(Duration::from_secs(3));
+    let terms = deadline::spawn("os", move || {
+        let path = getenv("PATH");
+        if cfg!(windows) {
+            (
+                windows::os_release(),
+                os::package_managers(path.as_deref(), true, getenv("PATHEXT").as_deref()),
+                windows::secure_boot(),
+            )
+        } else {
+            (
+                os::os_release(&root),
+                os::package_managers(path.as_deref(), false, None),
+                os::secure_boot(&root, path.as_deref(), per_call),
+            )
+        }
+    });
+
+    let root = opts.root.clone();
+    let install = (!cfg!(windows)).then(|| {
+        deadline::spawn("driver-install", move || {
+            let kernel = std::fs::read_to_string(root.join("proc/sys/kernel/osrelease"))
+                .ok()
+                .map(|k| k.trim().to_string())
+                .filter(|k| !k.is_empty() && !k.contains('/') && !k.contains(".."));
+            let run = install::path_runner(getenv("PATH"), per_call);
+            install::probe(
+                &root,
+                kernel.as_deref(),
+                driver::kernel_module(&root).get().cloned(),
+                &run,
+            )
+        })
     });
 
     let root = opts.root.clone();
@@ -211,6 +249,32 @@ pub fn probe_all(opts: &ProbeOptions) -> Snapshot {
             record("driver-files", t, outcome_name(&o));
         }
     }
+    let install_pending = install.is_some();
+    match install.map(|p| p.wait(deadline_at)) {
+        Some((Outcome::Done(i), t)) => {
+            snap.driver.install = i;
+            record("driver-install", t, "ok");
+        }
+        Some((o, t)) => {
+            snap.driver.install = lost(&o, "the driver's installation");
+            record("driver-install", t, outcome_name(&o));
+        }
+        None => {}
+    }
+    match terms.wait(deadline_at) {
+        (Outcome::Done((os_release, managers, secure_boot)), t) => {
+            snap.os_release = os_release;
+            snap.package_managers = managers;
+            snap.secure_boot = secure_boot;
+            record("os", t, "ok");
+        }
+        (o, t) => {
+            snap.os_release = lost(&o, "os-release");
+            snap.package_managers = lost(&o, "package managers");
+            snap.secure_boot = lost(&o, "Secure Boot");
+            record("os", t, outcome_name(&o));
+        }
+    }
     let mut nvml_crash: Option<String> = None;
     match nvml.map(|p| p.wait(deadline_at)) {
         Some((Outcome::Done(Ok(r)), t)) => {
@@ -302,6 +366,14 @@ pub fn probe_all(opts: &ProbeOptions) -> Snapshot {
             snap.cudnn = lost(&o, "cuDNN libraries");
             record("software", t, outcome_name(&o));
         }
+    }
+    if !install_pending {
+        let version = snap
+            .driver
+            .nvml
+            .get()
+            .and_then(|n| n.driver_version.clone());
+        snap.driver.install = windows::driver_install(version.as_deref());
     }
     if let Some(r) = runs.iter_mut().find(|r: &&mut ProbeRun| r.name == "nvml") {
         r.stuck_in = nvml_stuck;

@@ -132,6 +132,7 @@ pub fn probe(src: &Sources, deep: Option<Duration>) -> Vec<PythonEnv> {
         }
     }
     for e in envs.iter_mut() {
+        classify(e);
         scan(e);
     }
     if let Some(limit) = deep {
@@ -360,6 +361,79 @@ fn from_interpreter(exe: &Path, origin: &str, src: &Sources) -> Option<PythonEnv
         }
     }
     Some(env)
+}
+
+/// What made or manages an environment (issue 31), from its prefix: the kind and the tool.
+/// Pixi's environments are conda prefixes under `<project>/.pixi/envs/` (checked first); a
+/// `conda-meta/` folder is conda's, with mamba or micromamba named by `conda-meta/history`'s
+/// `# cmd:` lines or the prefix's path; `uv = …` in pyvenv.cfg, or a `uv.lock` beside a project's
+/// `.venv`, is uv's; a venv in Poetry's cache (`…/pypoetry/virtualenvs/`) or beside a
+/// `poetry.lock` is Poetry's. None when nothing marks it.
+pub fn env_kind(prefix: &Path) -> Option<(&'static str, Option<&'static str>)> {
+    let text = prefix.to_string_lossy().replace('\\', "/");
+    let lower = text.to_ascii_lowercase();
+    if lower.contains("/.pixi/envs/") {
+        return Some(("pixi", Some("pixi")));
+    }
+    if prefix.join("conda-meta").is_dir() {
+        let history = fs::read_to_string(prefix.join("conda-meta/history")).unwrap_or_default();
+        let cmd_tool = history
+            .lines()
+            .filter_map(|l| l.strip_prefix("# cmd:"))
+            .find_map(|cmd| {
+                let exe = cmd.split_whitespace().next()?;
+                let name = exe.rsplit(['/', '\\']).next()?.to_ascii_lowercase();
+                // Windows records the entry script: `…\Scripts\conda-script.py`.
+                let name = name.trim_end_matches(".exe").trim_end_matches("-script.py");
+                match name {
+                    "micromamba" => Some("micromamba"),
+                    "mamba" => Some("mamba"),
+                    "conda" => Some("conda"),
+                    _ => None,
+                }
+            });
+        let path_tool = if lower.contains("micromamba") {
+            Some("micromamba")
+        } else if lower.contains("mamba") {
+            Some("mamba")
+        } else {
+            None
+        };
+        return Some(("conda", cmd_tool.or(path_tool).or(Some("conda"))));
+    }
+    let cfg = fs::read_to_string(prefix.join("pyvenv.cfg")).ok()?;
+    let has_key = |k: &str| {
+        cfg.lines()
+            .any(|l| l.split_once('=').is_some_and(|(a, _)| a.trim() == k))
+    };
+    let project = prefix.parent();
+    let beside = |f: &str| {
+        prefix.file_name().is_some_and(|n| n == ".venv")
+            && project.is_some_and(|p| p.join(f).is_file())
+    };
+    if has_key("uv") || beside("uv.lock") {
+        return Some(("uv", Some("uv")));
+    }
+    if lower.contains("/pypoetry/virtualenvs/") || beside("poetry.lock") {
+        return Some(("poetry", Some("poetry")));
+    }
+    Some(("venv", None))
+}
+
+/// Sets the kind and tool of an environment found with a looser kind ("venv", "conda",
+/// "given", "system", "pyenv"); assumed ones are left alone.
+pub fn classify(env: &mut PythonEnv) {
+    if env.kind == "assumed" {
+        return;
+    }
+    if let Some((kind, tool)) = env_kind(Path::new(&env.prefix)) {
+        // A plain venv marker does not override what found it as pyenv or given.
+        if kind == "venv" && env.kind != "system" {
+            return;
+        }
+        env.kind = kind.to_string();
+        env.tool = tool.map(str::to_string);
+    }
 }
 
 /// An environment from its prefix: finds lib/pythonX.Y/site-packages (and Debian's

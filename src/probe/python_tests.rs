@@ -1,3 +1,4 @@
+#![allow(clippy::print_stderr)]
 //! Unit tests of `python`.
 use super::*;
 
@@ -197,4 +198,134 @@ fn the_environment_of_the_running_binary() {
     // uv tool install's environment.
     std::fs::write(venv.join("uv-receipt.toml"), "[tool]\n").unwrap();
     assert!(own_environment(&venv.join("bin/gpudoctor")).is_none());
+}
+
+// ---- environment kinds (issue 31) ----
+
+#[cfg(unix)]
+/// The uv binary for the kind tests: $GPUDOCTOR_TEST_UV, .venv-test/bin/uv (scripts/test-setup.sh
+/// unpacks it from PyPI's uv wheel), or uv on PATH.
+fn test_uv() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("GPUDOCTOR_TEST_UV") {
+        return Some(PathBuf::from(p));
+    }
+    let local = Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv-test/bin/uv");
+    if local.is_file() {
+        return Some(local);
+    }
+    which(&std::env::var("PATH").ok()?, "uv")
+}
+
+#[cfg(unix)]
+fn run_ok(cmd: &mut std::process::Command) {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{cmd:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_real_uv_venv_is_uv_and_a_real_venv_is_venv_unless_a_lock_file_says_otherwise() {
+    let path = std::env::var("PATH").unwrap_or_default();
+    let Some(python) = which(&path, "python3") else {
+        panic!("python3 is needed on PATH for this test");
+    };
+    let d = tempfile::tempdir().unwrap();
+    // python3 -m venv: a plain venv; beside a poetry.lock it is Poetry's, beside uv.lock uv's.
+    let proj = d.path().join("proj");
+    std::fs::create_dir_all(&proj).unwrap();
+    run_ok(
+        std::process::Command::new(&python)
+            .args(["-m", "venv", "--without-pip"])
+            .arg(proj.join(".venv")),
+    );
+    let venv = proj.join(".venv");
+    assert_eq!(env_kind(&venv), Some(("venv", None)));
+    std::fs::write(proj.join("poetry.lock"), "").unwrap();
+    assert_eq!(env_kind(&venv), Some(("poetry", Some("poetry"))));
+    std::fs::remove_file(proj.join("poetry.lock")).unwrap();
+    std::fs::write(proj.join("uv.lock"), "").unwrap();
+    assert_eq!(env_kind(&venv), Some(("uv", Some("uv"))));
+    // classify() on what the probe found through VIRTUAL_ENV.
+    let mut env = from_prefix(&venv, "venv", "VIRTUAL_ENV", None).unwrap();
+    classify(&mut env);
+    assert_eq!((env.kind.as_str(), env.tool.as_deref()), ("uv", Some("uv")));
+
+    // A venv made by the real uv: `uv = <version>` in its pyvenv.cfg, no lock file needed.
+    let Some(uv) = test_uv() else {
+        eprintln!(
+            "SKIPPED the uv part: no uv (run scripts/test-setup.sh, or set GPUDOCTOR_TEST_UV)"
+        );
+        return;
+    };
+    let made = d.path().join("made-by-uv");
+    run_ok(
+        std::process::Command::new(&uv)
+            .args(["venv", "--no-config", "--python"])
+            .arg(&python)
+            .arg(&made)
+            .env("UV_NO_CACHE", "1")
+            .env("UV_PYTHON_DOWNLOADS", "never")
+            .env("UV_OFFLINE", "1"),
+    );
+    let cfg = std::fs::read_to_string(made.join("pyvenv.cfg")).unwrap();
+    assert!(cfg.lines().any(|l| l.starts_with("uv = ")), "{cfg}");
+    assert_eq!(env_kind(&made), Some(("uv", Some("uv"))));
+    let mut env = from_prefix(&made, "venv", "VIRTUAL_ENV", None).unwrap();
+    classify(&mut env);
+    assert_eq!(env.kind, "uv");
+}
+
+#[test]
+fn conda_prefixes_name_their_tool_from_the_recorded_history_or_the_path() {
+    let fx = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/conda-meta");
+    let prefix_with = |dir: &Path, history: Option<&str>| {
+        std::fs::create_dir_all(dir.join("conda-meta")).unwrap();
+        if let Some(h) = history {
+            std::fs::copy(fx.join(h), dir.join("conda-meta/history")).unwrap();
+        }
+    };
+    let d = tempfile::tempdir().unwrap();
+    // Anaconda on Windows records `…\Scripts\conda-script.py create …`.
+    let a = d.path().join("anaconda3/envs/py37");
+    prefix_with(&a, Some("anaconda-win-py37.history"));
+    assert_eq!(env_kind(&a), Some(("conda", Some("conda"))));
+    // Miniforge's installer (constructor) records no tool of its own: conda.
+    let m = d.path().join("miniforge3");
+    prefix_with(&m, Some("miniforge3-base.history"));
+    assert_eq!(env_kind(&m), Some(("conda", Some("conda"))));
+    // micromamba's and mamba's prefixes by their path.
+    let mm = d.path().join("micromamba/envs/torch");
+    prefix_with(&mm, None);
+    assert_eq!(env_kind(&mm), Some(("conda", Some("micromamba"))));
+    let mf = d.path().join("mambaforge/envs/torch");
+    prefix_with(&mf, None);
+    assert_eq!(env_kind(&mf), Some(("conda", Some("mamba"))));
+    // Pixi's environments are conda prefixes too, under .pixi/envs.
+    let px = d.path().join("proj/.pixi/envs/default");
+    prefix_with(&px, None);
+    assert_eq!(env_kind(&px), Some(("pixi", Some("pixi"))));
+    // Poetry's cache, and nothing at all.
+    let pc = d
+        .path()
+        .join(".cache/pypoetry/virtualenvs/app-AbC123-py3.11");
+    std::fs::create_dir_all(&pc).unwrap();
+    std::fs::write(
+        pc.join("pyvenv.cfg"),
+        "home = /usr/bin\nvirtualenv = 20.26.6\n",
+    )
+    .unwrap();
+    assert_eq!(env_kind(&pc), Some(("poetry", Some("poetry"))));
+    assert_eq!(env_kind(&d.path().join("nothing")), None);
+    // An assumed environment is never reclassified.
+    let mut assumed = PythonEnv {
+        prefix: px.to_string_lossy().into_owned(),
+        kind: "assumed".into(),
+        ..Default::default()
+    };
+    classify(&mut assumed);
+    assert_eq!(assumed.kind, "assumed");
 }

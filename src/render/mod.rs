@@ -135,9 +135,9 @@ fn describe(area: Area, s: &Snapshot, gpus: &GpuFilter) -> (String, Vec<String>)
                 if let Some(c) = &h.container {
                     head.push_str(&format!(", inside a {c} container"));
                 }
-                (head, Vec::new())
+                (head, terms_facts(s))
             }
-            None => (format!("unknown ({})", reason(&s.host)), Vec::new()),
+            None => (format!("unknown ({})", reason(&s.host)), terms_facts(s)),
         },
         Area::Driver => {
             let d = &s.driver;
@@ -180,6 +180,13 @@ fn describe(area: Area, s: &Snapshot, gpus: &GpuFilter) -> (String, Vec<String>)
                 )),
                 None if !unprobed_any(&d.libcuda) => {
                     facts.push(format!("libcuda: {}", reason(&d.libcuda)))
+                }
+                None => {}
+            }
+            match d.install.get() {
+                Some(i) => facts.push(install_fact(i)),
+                None if !unprobed_any(&d.install) && d.install.code() != Some("no_driver") => {
+                    facts.push(format!("installed by: unknown ({})", reason(&d.install)))
                 }
                 None => {}
             }
@@ -635,6 +642,67 @@ fn describe_stress(s: &Snapshot) -> (String, Vec<String>) {
         run.tests.join(" + ")
     );
     (head, facts)
+}
+
+/// The machine's terms (issue 31) as host facts: os-release, package managers, Secure Boot.
+fn terms_facts(s: &Snapshot) -> Vec<String> {
+    let mut facts = Vec::new();
+    match s.os_release.get() {
+        Some(o) => {
+            let mut f = format!("os-release: {}", o.id);
+            if let Some(v) = &o.version_id {
+                f.push_str(&format!(" {v}"));
+            }
+            if !o.id_like.is_empty() {
+                f.push_str(&format!(" (like {})", o.id_like.join(", ")));
+            }
+            facts.push(f);
+        }
+        None if !unprobed_any(&s.os_release) => {
+            facts.push(format!("os-release: {}", reason(&s.os_release)))
+        }
+        None => {}
+    }
+    match s.package_managers.get() {
+        Some(list) if list.is_empty() => facts.push("package managers: none on PATH".to_string()),
+        Some(list) => facts.push(format!("package managers: {}", list.join(", "))),
+        None if !unprobed_any(&s.package_managers) => {
+            facts.push(format!("package managers: {}", reason(&s.package_managers)))
+        }
+        None => {}
+    }
+    match s.secure_boot.get() {
+        Some(b) => facts.push(format!(
+            "Secure Boot: {} ({})",
+            if b.enabled { "on" } else { "off" },
+            b.how
+        )),
+        None if !unprobed_any(&s.secure_boot) => {
+            facts.push(format!("Secure Boot: unknown ({})", reason(&s.secure_boot)))
+        }
+        None => {}
+    }
+    facts
+}
+
+fn install_fact(i: &crate::snapshot::DriverInstall) -> String {
+    let mut parts = Vec::new();
+    if let Some(p) = &i.kernel_module {
+        parts.push(format!("module from {p}"));
+    }
+    if let Some(p) = &i.libcuda_package {
+        parts.push(format!("libcuda from {p}"));
+    }
+    match i.dkms {
+        Some(true) => parts.push("DKMS".to_string()),
+        Some(false) => parts.push("not DKMS".to_string()),
+        None => {}
+    }
+    if parts.is_empty() {
+        format!("installed by: {}", i.method)
+    } else {
+        format!("installed by: {} ({})", i.method, parts.join(", "))
+    }
 }
 
 fn unprobed_any<T>(p: &Probed<T>) -> bool {

@@ -10,7 +10,9 @@ pub mod registry;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::snapshot::{Driver, Host, KernelLog, Probed, WindowsHost};
+use crate::snapshot::{
+    Driver, DriverInstall, Host, KernelLog, OsRelease, Probed, SecureBoot, WindowsHost,
+};
 
 /// The host facts on Windows: the edition, release and build from
 /// `HKLM\SOFTWARE\Microsoft\Windows NT\CurrentVersion`, where winver reads them.
@@ -74,6 +76,105 @@ pub fn describe_os(
         (Some(b), None) => format!("{name} (build {b})"),
         _ => name,
     }
+}
+
+/// The os-release facts of Windows: id "windows", version_id "11" from build 22000 on, else
+/// "10" (the same build boundary as `describe_os`), and winver's name as pretty_name.
+pub fn os_release_from(
+    product: Option<&str>,
+    release: Option<&str>,
+    build: Option<&str>,
+    ubr: Option<u32>,
+) -> OsRelease {
+    let build_no: Option<u32> = build.and_then(|b| b.trim().parse().ok());
+    OsRelease {
+        id: "windows".to_string(),
+        id_like: Vec::new(),
+        version_id: build_no.map(|b| if b >= 22000 { "11" } else { "10" }.to_string()),
+        pretty_name: product.map(|p| describe_os(p, release, build, ubr)),
+    }
+}
+
+/// This machine's os-release facts from the registry (where winver reads them).
+pub fn os_release() -> Probed<OsRelease> {
+    use registry::{dword, string, Root};
+    const KEY: &str = r"SOFTWARE\Microsoft\Windows NT\CurrentVersion";
+    let get = |name: &str| string(Root::LocalMachine, KEY, Some(name));
+    let build = get("CurrentBuild").or_else(|| get("CurrentBuildNumber"));
+    if build.is_none() && get("ProductName").is_none() {
+        return Probed::failed(format!(
+            "HKLM\\{KEY}: CurrentBuild and ProductName could not be read"
+        ));
+    }
+    Probed::found(os_release_from(
+        get("ProductName").as_deref(),
+        get("DisplayVersion")
+            .or_else(|| get("ReleaseId"))
+            .as_deref(),
+        build.as_deref(),
+        dword(Root::LocalMachine, KEY, "UBR"),
+    ))
+}
+
+/// The key whose `UEFISecureBootEnabled` REG_DWORD is 1 when Secure Boot is on (Microsoft,
+/// "Secure Boot" registry, https://learn.microsoft.com/en-us/windows-hardware/manufacture/desktop/disabling-secure-boot).
+pub const SECURE_BOOT_KEY: &str = r"SYSTEM\CurrentControlSet\Control\SecureBoot\State";
+
+/// Secure Boot from the value's read.
+pub fn secure_boot_from(read: DwordRead) -> Probed<SecureBoot> {
+    match read {
+        DwordRead::Value(v) => Probed::found(SecureBoot {
+            enabled: v == 1,
+            how: "registry".to_string(),
+        }),
+        DwordRead::NotSet => Probed::absent_code(
+            "no_efi",
+            format!("HKLM\\{SECURE_BOOT_KEY} has no UEFISecureBootEnabled: a legacy BIOS boot, or Windows does not report it"),
+        ),
+        DwordRead::Error(code) => Probed::failed(format!(
+            "HKLM\\{SECURE_BOOT_KEY}\\UEFISecureBootEnabled: Windows error {code}"
+        )),
+    }
+}
+
+#[cfg(windows)]
+pub fn secure_boot() -> Probed<SecureBoot> {
+    secure_boot_from(
+        match registry::dword_result(
+            registry::Root::LocalMachine,
+            SECURE_BOOT_KEY,
+            "UEFISecureBootEnabled",
+        ) {
+            Ok(Some(v)) => DwordRead::Value(v),
+            Ok(None) => DwordRead::NotSet,
+            Err(e) => DwordRead::Error(e),
+        },
+    )
+}
+
+#[cfg(not(windows))]
+pub fn secure_boot() -> Probed<SecureBoot> {
+    Probed::absent_code(
+        "not_applicable",
+        "the Windows registry exists on Windows only",
+    )
+}
+
+/// The driver's installation on Windows: always NVIDIA's installer (or Windows Update), which
+/// the fixes call "windows".
+pub fn driver_install(driver_version: Option<&str>) -> Probed<DriverInstall> {
+    Probed::found(DriverInstall {
+        method: "windows".to_string(),
+        branch: driver_version
+            .and_then(|v| v.split('.').next())
+            .filter(|b| b.len() == 3 && b.bytes().all(|c| c.is_ascii_digit()))
+            .map(str::to_string),
+        evidence: vec![
+            "Windows: the display driver package (NVIDIA's installer or Windows Update)"
+                .to_string(),
+        ],
+        ..Default::default()
+    })
 }
 
 /// The key that holds the TDR values.
