@@ -134,6 +134,87 @@ fn every_fix_renders_for_every_family_with_only_its_own_package_manager() {
     assert!(rendered > 200, "only {rendered} commands rendered");
 }
 
+/// The package managers each recorded distribution ships (its documentation's install
+/// commands: apt on Debian and Ubuntu, dnf and yum on RHEL-likes 8/9, Fedora and Amazon Linux
+/// 2023, yum only on Amazon Linux 2, zypper on SLES, pacman on Arch).
+fn managers_of(file: &str) -> &'static [&'static str] {
+    match file.split('-').next().unwrap_or("") {
+        "ubuntu" | "debian" => &["apt"],
+        "amzn" if file == "amzn-2" => &["yum"],
+        "rhel" | "rocky" | "almalinux" | "amzn" | "fedora" => &["dnf", "yum"],
+        "sles" => &["zypper"],
+        "arch" => &["pacman"],
+        _ => &[],
+    }
+}
+
+/// Every fix rendered for each real /etc/os-release recorded under tests/fixtures/os-release
+/// (parsed by the probe's own parser) finds the distribution's family and names only package
+/// managers that distribution has.
+#[test]
+fn every_fix_renders_for_each_recorded_os_release() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/os-release");
+    let mut files = 0;
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let path = e.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        if name.ends_with(".md") {
+            continue;
+        }
+        files += 1;
+        let text = std::fs::read_to_string(&path).unwrap();
+        let o =
+            gpudoctor::probe::os::os_release_from(&gpudoctor::probe::os::parse_os_release(&text));
+        let pm = managers_of(&name);
+        assert!(
+            !pm.is_empty(),
+            "{name}: no package managers listed for it in this test"
+        );
+        let base = Terms {
+            os_id: Some(o.id.clone()),
+            id_like: o.id_like.clone(),
+            version_id: o.version_id.clone(),
+            ..Terms::default()
+        };
+        let family = base
+            .family()
+            .unwrap_or_else(|| panic!("{name}: no family for {o:?}"));
+        for method in [
+            None,
+            Some("nvidia-repo"),
+            Some("runfile"),
+            Some("precompiled"),
+        ] {
+            let terms = Terms {
+                install_method: method.map(str::to_string),
+                ..base.clone()
+            };
+            for &a in DriverAction::ALL {
+                if a == DriverAction::Jetpack {
+                    continue;
+                }
+                let f = driver_fix(
+                    &terms,
+                    a,
+                    &Values {
+                        branch: "580",
+                        version: Some("580.95.05"),
+                    },
+                );
+                for c in &f.commands {
+                    for m in managers_in(c) {
+                        let ok = pm.contains(&m.as_str())
+                            || (m == "apt-get" && pm.contains(&"apt"))
+                            || (m == "ubuntu-drivers" && o.id == "ubuntu");
+                        assert!(ok, "{name} ({}): {c:?} names {m}", family.id);
+                    }
+                }
+            }
+        }
+    }
+    assert!(files >= 15, "only {files} recorded os-release files");
+}
+
 #[test]
 fn the_branch_is_filled_in_and_the_family_decides_the_command() {
     let v = Values {
