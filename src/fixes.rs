@@ -644,7 +644,7 @@ pub fn python_install(env: Option<&PythonEnv>, windows: bool, req: &PyInstall) -
     let python = interpreter(env, windows);
     let prefix = env.map(|e| e.prefix.clone()).unwrap_or_default();
     let conda_tool = env
-        .and_then(|e| extra_tool(e))
+        .and_then(extra_tool)
         .filter(|t| ["mamba", "micromamba", "conda"].contains(&t.as_str()))
         .unwrap_or_else(|| "conda".into());
     let mut commands = Vec::new();

@@ -2,6 +2,8 @@
 //! package managers the machine has, Debian's package names exist in Debian's archive, and the
 //! Python commands run (in dry-run form) in a real venv made by uv and by python -m venv.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -327,7 +329,7 @@ fn debian_package_names_exist_in_debians_archive() {
             version_id: Some(release.into()),
             ..Terms::default()
         };
-        for (branch, _) in &debian.branches[release] {
+        for branch in debian.branches[release].keys() {
             for a in [
                 DriverAction::Install,
                 DriverAction::InstallOpen,
