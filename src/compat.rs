@@ -4,6 +4,7 @@
 //! given CUDA (minor-version compatibility, with its PTX-JIT limit). Pure functions of the
 //! snapshot and the matrix.
 
+use crate::fixes::PyInstall;
 use crate::matrix::{coverage, Coverage, Matrix, Os, Requirement, TorchRow, TorchVariant};
 use crate::snapshot::{Gpu, Probed, PythonEnv, Snapshot};
 use crate::version::{CudaVersion, DriverVersion, Pep440};
@@ -407,11 +408,20 @@ pub fn best_torch<'a>(
     None
 }
 
-/// The pip command that installs a PyTorch variant.
-pub fn torch_install(row: &TorchRow, v: &TorchVariant, python: &str) -> String {
-    format!(
-        "{python} -m pip install 'torch=={}.*' --index-url https://download.pytorch.org/whl/{}",
-        row.torch, v.tag
+/// The command that installs a PyTorch variant into an environment (its tool: pip, uv, conda…;
+/// `crate::fixes`), or into `python` when none is named.
+pub fn torch_install(
+    row: &TorchRow,
+    v: &TorchVariant,
+    env: Option<&PythonEnv>,
+    windows: bool,
+) -> String {
+    let req = format!("torch=={}.*", row.torch);
+    crate::fixes::python_install_command(
+        env,
+        windows,
+        &PyInstall::new(&[req.as_str()])
+            .index(format!("https://download.pytorch.org/whl/{}", v.tag)),
     )
 }
 
@@ -481,28 +491,40 @@ pub fn reachable_runtimes(snap: &Snapshot, env: &PythonEnv) -> Vec<(CudaVersion,
         .collect()
 }
 
-/// The install command that brings a build's CUDA libraries.
-pub fn libraries_fix(b: &Build, m: &Matrix) -> String {
-    let python = b.env.interpreter.clone().unwrap_or_else(|| "python".into());
+/// The install command that brings a build's CUDA libraries, in the environment's own tool.
+pub fn libraries_fix(b: &Build, m: &Matrix, windows: bool) -> String {
+    let env = Some(b.env);
+    let install = |req: &PyInstall| crate::fixes::python_install_command(env, windows, req);
     match b.framework {
         Framework::Torch => match (b.torch_row, b.torch_variant) {
-            (Some(r), Some(v)) => format!(
-                "{python} -m pip install --force-reinstall 'torch=={}' --index-url https://download.pytorch.org/whl/{}",
-                b.version.split('+').next().unwrap_or(&r.torch),
-                v.tag
-            ),
-            _ => format!("{python} -m pip install --force-reinstall torch"),
+            (Some(r), Some(v)) => {
+                let req = format!("torch=={}", b.version.split('+').next().unwrap_or(&r.torch));
+                install(
+                    &PyInstall::new(&[req.as_str()])
+                        .flag("--force-reinstall")
+                        .index(format!("https://download.pytorch.org/whl/{}", v.tag)),
+                )
+            }
+            _ => install(&PyInstall::new(&["torch"]).flag("--force-reinstall")),
         },
         Framework::Tensorflow => match m.tensorflow(&b.version) {
-            Some(r) if r.pip_cuda => format!("{python} -m pip install 'tensorflow[and-cuda]=={}'", b.version),
-            Some(r) => format!("# install CUDA {} and cuDNN {} (TensorFlow {} predates tensorflow[and-cuda])", r.cuda, r.cudnn, r.tf),
-            None => format!("{python} -m pip install 'tensorflow[and-cuda]=={}'", b.version),
+            Some(r) if !r.pip_cuda => format!(
+                "# install CUDA {} and cuDNN {} (TensorFlow {} predates tensorflow[and-cuda])",
+                r.cuda, r.cudnn, r.tf
+            ),
+            _ => {
+                let req = format!("tensorflow[and-cuda]=={}", b.version);
+                install(&PyInstall::new(&[req.as_str()]))
+            }
         },
-        Framework::Jax => format!(
-            "{python} -m pip install -U 'jax[cuda{}]=={}'",
-            b.min_runtime.map(|c| c.major).unwrap_or(12),
-            b.version
-        ),
+        Framework::Jax => {
+            let req = format!(
+                "jax[cuda{}]=={}",
+                b.min_runtime.map(|c| c.major).unwrap_or(12),
+                b.version
+            );
+            install(&PyInstall::new(&[req.as_str()]).flag("-U"))
+        }
     }
 }
 

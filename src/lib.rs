@@ -12,6 +12,7 @@ mod commands;
 pub mod compat;
 pub mod explain;
 pub mod faults;
+pub mod fixes;
 pub mod gpu;
 pub mod interrupt;
 pub mod knowledge;

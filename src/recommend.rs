@@ -97,6 +97,16 @@ impl Candidate {
     }
 }
 
+/// The install command of one requirement, from the same data as `check`'s fixes
+/// (`crate::fixes`): `recommend` names no environment, so pip of `python`.
+fn pip(req: &str, flags: &[&str]) -> String {
+    let mut i = crate::fixes::PyInstall::new(&[req]);
+    for f in flags {
+        i = i.flag(f);
+    }
+    crate::fixes::python_install_command(None, false, &i)
+}
+
 /// The frameworks `recommend` knows, in output order.
 pub const FRAMEWORKS: &[&str] = &["torch", "tensorflow", "jax"];
 
@@ -113,7 +123,7 @@ pub fn candidates(m: &Matrix, framework: &str, windows: bool) -> Vec<Candidate> 
                     out.push(Candidate {
                         framework: "torch",
                         label: format!("torch {} +{} (CUDA {})", row.torch, v.tag, v.cuda),
-                        command: torch_install(row, v, "python"),
+                        command: torch_install(row, v, None, false),
                         assume: vec![("torch".into(), format!("{}.0+{}", row.torch, v.tag))],
                     });
                 }
@@ -126,15 +136,19 @@ pub fn candidates(m: &Matrix, framework: &str, windows: bool) -> Vec<Candidate> 
                 let gpu_package = r.gpu_package.as_deref().filter(|p| *p != "tensorflow");
                 let command = if let Some(p) = gpu_package {
                     format!(
-                        "python -m pip install '{p}=={}.*'   # with CUDA {} and cuDNN {} installed",
-                        r.tf, r.cuda, r.cudnn
+                        "{}   # with CUDA {} and cuDNN {} installed",
+                        pip(&format!("{p}=={}.*", r.tf), &[]),
+                        r.cuda,
+                        r.cudnn
                     )
                 } else if r.pip_cuda && !windows {
-                    format!("python -m pip install 'tensorflow[and-cuda]=={}.*'", r.tf)
+                    pip(&format!("tensorflow[and-cuda]=={}.*", r.tf), &[])
                 } else {
                     format!(
-                        "python -m pip install 'tensorflow=={}.*'   # with CUDA {} and cuDNN {} installed",
-                        r.tf, r.cuda, r.cudnn
+                        "{}   # with CUDA {} and cuDNN {} installed",
+                        pip(&format!("tensorflow=={}.*", r.tf), &[]),
+                        r.cuda,
+                        r.cudnn
                     )
                 };
                 out.push(Candidate {
@@ -163,9 +177,9 @@ pub fn candidates(m: &Matrix, framework: &str, windows: bool) -> Vec<Candidate> 
             for r in rows {
                 let extra = format!("jax[cuda{}]", r.cuda_major);
                 let command = if Some(&r.below) == newest.as_ref() {
-                    format!("python -m pip install -U '{extra}'")
+                    pip(&extra, &["-U"])
                 } else {
-                    format!("python -m pip install '{extra}>={},<{}'", r.from, r.below)
+                    pip(&format!("{extra}>={},<{}", r.from, r.below), &[])
                 };
                 out.push(Candidate {
                     framework: "jax",

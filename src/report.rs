@@ -176,12 +176,33 @@ impl Area {
     }
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Fix {
     pub text: String,
     /// Commands a person can paste, in order.
     #[serde(default)]
     pub commands: Vec<String>,
+    /// The shell the commands are written for: "sh", "powershell" or "cmd".
+    #[serde(default = "default_shell")]
+    pub shell: String,
+    /// True when a command needs root (sudo) or an Administrator terminal.
+    #[serde(default)]
+    pub needs_root: bool,
+}
+
+fn default_shell() -> String {
+    "sh".to_string()
+}
+
+impl Default for Fix {
+    fn default() -> Self {
+        Fix {
+            text: String::new(),
+            commands: Vec::new(),
+            shell: default_shell(),
+            needs_root: false,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -344,6 +365,17 @@ impl Report {
         skipped: Vec<SkippedRule>,
         left_out_by: &str,
     ) -> Report {
+        // A fix built without the data (a literal elsewhere) still says when it needs root.
+        for f in &mut findings {
+            let shell = f.fix.shell.clone();
+            if f.fix
+                .commands
+                .iter()
+                .any(|c| crate::fixes::needs_root(c, &shell))
+            {
+                f.fix.needs_root = true;
+            }
+        }
         findings.sort_by(|a, b| {
             b.severity
                 .cmp(&a.severity)

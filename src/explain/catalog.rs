@@ -774,6 +774,7 @@ fn validate(s: SignatureSpec, at: &str) -> Result<Signature, Vec<String>> {
         fix: Fix {
             text: s.fix.text,
             commands: s.fix.commands,
+            ..Default::default()
         },
         sources: s.sources,
         examples: s.examples,

@@ -104,6 +104,7 @@ impl Match {
         self.fix = Fix {
             text: text.into(),
             commands: commands.iter().map(|s| s.as_ref().to_string()).collect(),
+            ..Default::default()
         };
         self
     }
@@ -111,6 +112,7 @@ impl Match {
         self.fix = Fix {
             text: text.into(),
             commands,
+            ..Default::default()
         };
         self
     }

@@ -32,7 +32,7 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
     let ccs: Vec<String> = gpus.iter().map(|(_, cc)| cc.clone()).collect();
     let mut out = Vec::new();
     for b in builds(ctx.snap, m) {
-        let python = b.env.interpreter.clone().unwrap_or_else(|| "python".into());
+        let windows = super::windows_fixes::on_windows(ctx.snap);
         for (g, cc) in &gpus {
             let missing = if let Some(from) = b.arch_from {
                 matches!(coverage(&b.sass, &b.ptx, cc), Coverage::None).then(|| {
@@ -71,16 +71,19 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
                 if let Some((row, v)) = best_torch(m, &d, &ccs) {
                     f = f.fix_owned(
                         format!("Install PyTorch {} +{} (CUDA {}), whose build covers compute {cc} and runs on this driver:", row.torch, v.tag, v.cuda),
-                        vec![torch_install(row, v, &python)],
+                        vec![torch_install(row, v, Some(b.env), windows)],
                     );
                 } else {
                     f = f.fix("No PyTorch build in the matrix covers this GPU with this driver; build PyTorch from source with TORCH_CUDA_ARCH_LIST including it.", &[]);
                 }
             } else if b.framework == Framework::Jax {
-                f = f.fix(
-                    "CUDA 13 JAX wheels need compute 7.5+, CUDA 12 wheels 5.2+: install the CUDA 12 plugin on older GPUs:",
-                    &["python -m pip install -U 'jax[cuda12]'"],
+                let mut fix = crate::fixes::python_install(
+                    Some(b.env),
+                    windows,
+                    &crate::fixes::PyInstall::new(&["jax[cuda12]"]).flag("-U"),
                 );
+                fix.text = format!("CUDA 13 JAX wheels need compute 7.5+, CUDA 12 wheels 5.2+: install the CUDA 12 plugin on older GPUs. {}", fix.text).trim_end().to_string();
+                f = f.with_fix(fix);
             } else {
                 f = f.fix("Use a TensorFlow release whose build_info lists this architecture, or build TensorFlow from source with it.", &[]);
             }
@@ -104,10 +107,16 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
                         format!("Driver {v} no longer supports {} GPUs", row.arch),
                         format!("{} is a {} GPU; R{last} is the last driver branch that supports the architecture, and driver {v} (R{}) does not drive it.", gpu_label(g, cc), row.arch, v.major),
                     )
-                    .fix_owned(
-                        format!("Install the R{last} legacy driver (the newest {last}.x):"),
-                        vec![format!("sudo ubuntu-drivers install nvidia:{last}"), "sudo reboot".to_string()],
-                    )
+                    .with_fix({
+                        let branch = last.to_string();
+                        let mut fix = crate::fixes::driver_fix(
+                            &crate::fixes::Terms::of(ctx.snap),
+                            crate::fixes::DriverAction::InstallProprietary,
+                            &crate::fixes::Values { branch: &branch, version: None },
+                        );
+                        fix.text = format!("Install the R{last} legacy driver (the newest {last}.x, proprietary modules). {}", fix.text);
+                        fix
+                    })
                     .evidence(json!({"compute_capability": cc, "arch": row.arch, "last_driver_branch": last, "driver": v.to_string()}))
                     .on_gpu(g.index)
                     .link(&row.source),

@@ -55,7 +55,7 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
             continue;
         }
         let want_mm = major_minor(&want);
-        let fix = libraries_fix(&b, m);
+        let fix = libraries_fix(&b, m, super::windows_fixes::on_windows(ctx.snap));
         let (sev, problem) = match b.framework {
             Framework::Jax => {
                 let below = b.cudnn_below.clone();

@@ -8,7 +8,8 @@ use crate::compat::{
     best_torch, builds, driver_runs, gpu_ccs, gpu_label, needs_ptx_jit, torch_install, DriverFacts,
     Framework, Runs,
 };
-use crate::report::{Area, Category, Finding, Severity};
+use crate::fixes::{driver_fix, DriverAction, Terms, Values};
+use crate::report::{Area, Category, Finding, Fix, Severity};
 use crate::version::{CudaVersion, DriverVersion};
 
 pub const RULE: Rule = Rule {
@@ -27,19 +28,25 @@ pub const RULE: Rule = Rule {
 const COMPAT: &str =
     "https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html";
 
-fn install_driver_fix(req: Option<&DriverVersion>) -> (String, Vec<String>) {
+fn install_driver_fix(terms: &Terms, req: Option<&DriverVersion>) -> Fix {
     match req {
-        Some(r) => (
-            format!(
-                "Install NVIDIA driver {r} or newer (branch R{} or later), then reboot:",
-                r.major
-            ),
-            vec![
-                format!("sudo ubuntu-drivers install nvidia:{}", r.major.max(580)),
-                "sudo reboot".to_string(),
-            ],
-        ),
-        None => ("Install a newer NVIDIA driver.".to_string(), vec![]),
+        Some(r) => {
+            let branch = r.major.max(580).to_string();
+            let mut f = driver_fix(
+                terms,
+                DriverAction::Install,
+                &Values {
+                    branch: &branch,
+                    version: None,
+                },
+            );
+            f.text = format!(
+                "NVIDIA driver {r} or newer is needed (branch R{} or later). {}",
+                r.major, f.text
+            );
+            f
+        }
+        None => crate::fixes::make_fix("Install a newer NVIDIA driver.", vec![], "sh"),
     }
 }
 
@@ -49,12 +56,12 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
     if !d.known() {
         return Vec::new();
     }
+    let terms = Terms::of(ctx.snap);
     let gpus = gpu_ccs(ctx.snap, m);
     let ccs: Vec<String> = gpus.iter().map(|(_, cc)| cc.clone()).collect();
     let mut out = Vec::new();
 
     for b in builds(ctx.snap, m) {
-        let python = b.env.interpreter.clone().unwrap_or_else(|| "python".into());
         // JAX states its own minimum driver.
         if let (Framework::Jax, Some(min), Some(have)) = (
             b.framework,
@@ -68,7 +75,7 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
                         format!("{} needs NVIDIA driver >= {} (this is {})", b.label, b.min_driver.clone().unwrap_or_default(), have),
                         format!("JAX's CUDA {} wheels need a Linux driver >= {} (JAX installation guide); {} is older.", b.min_runtime.map(|c| c.major).unwrap_or(0), b.min_driver.clone().unwrap_or_default(), d.describe()),
                     )
-                    .fix_owned(install_driver_fix(Some(&min)).0, install_driver_fix(Some(&min)).1)
+                    .with_fix(install_driver_fix(&terms, Some(&min)))
                     .evidence(json!({"build": b.label, "driver": have.to_string(), "min_driver": b.min_driver}))
                     .link(b.source.as_deref().unwrap_or(COMPAT)),
                 );
@@ -95,16 +102,17 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
             detail.push_str(&r.why);
             detail.push('.');
         }
-        let (mut fix, mut cmds) = install_driver_fix(req.as_ref().map(|r| &r.driver));
+        let mut fix = install_driver_fix(&terms, req.as_ref().map(|r| &r.driver));
         if b.framework == Framework::Torch {
             if let Some((row, v)) = best_torch(m, &d, &ccs) {
-                fix = format!("{}; or keep this driver and install PyTorch {} +{} (CUDA {}), which runs on it (last command):", fix.trim_end_matches([':', '.']), row.torch, v.tag, v.cuda);
-                cmds.push(torch_install(row, v, &python));
+                fix.text = format!("{}; or keep this driver and install PyTorch {} +{} (CUDA {}), which runs on it (last command):", fix.text.trim_end_matches([':', '.']), row.torch, v.tag, v.cuda);
+                fix.commands
+                    .push(torch_install(row, v, Some(b.env), terms.windows()));
             }
         }
         out.push(
             doc.finding(Severity::Error, format!("The driver is too old for {}", b.label), detail)
-                .fix_owned(fix, cmds)
+                .with_fix(fix)
                 .evidence(json!({"build": b.label, "built_with_cuda": need.to_string(), "driver": d.version.map(|v| v.to_string()), "driver_cuda": d.cuda.map(|c| c.to_string()), "requires": req.as_ref().map(|r| r.driver.to_string())}))
                 .link(req.as_ref().map(|r| r.source.as_str()).unwrap_or(COMPAT)),
         );
@@ -145,14 +153,14 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
         }
         seen.push(c);
         if let Runs::TooOld(req) = driver_runs(m, &d, c, false) {
-            let (fix, cmds) = install_driver_fix(req.as_ref().map(|r| &r.driver));
+            let fix = install_driver_fix(&terms, req.as_ref().map(|r| &r.driver));
             out.push(
                 doc.finding(
                     if is_error { Severity::Error } else { Severity::Warning },
                     format!("The driver is too old for CUDA {c}"),
                     format!("Programs built with {what} need a newer driver than {}.{}", d.describe(), req.as_ref().map(|r| format!(" {}.", r.why)).unwrap_or_default()),
                 )
-                .fix_owned(fix, cmds)
+                .with_fix(fix)
                 .evidence(json!({"cuda": c.to_string(), "driver": d.version.map(|v| v.to_string()), "driver_cuda": d.cuda.map(|c| c.to_string())}))
                 .link(req.as_ref().map(|r| r.source.as_str()).unwrap_or(COMPAT)),
             );
@@ -171,14 +179,14 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
                 continue;
             };
             if have < min {
-                let (fix, cmds) = install_driver_fix(Some(&min));
+                let fix = install_driver_fix(&terms, Some(&min));
                 out.push(
                     doc.finding(
                         Severity::Error,
                         format!("Driver {have} is too old for {}", gpu_label(g, cc)),
                         format!("{} GPUs (compute {cc}) are supported from CUDA {first}, whose first driver is {min}; driver {have} predates them and cannot drive this GPU.", row.arch),
                     )
-                    .fix_owned(fix, cmds)
+                    .with_fix(fix)
                     .evidence(json!({"compute_capability": cc, "first_cuda": first.to_string(), "min_driver": min.to_string(), "driver": have.to_string()}))
                     .on_gpu(g.index)
                     .link(&trow.source),

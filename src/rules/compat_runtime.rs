@@ -36,7 +36,7 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
         let Some(need) = b.min_runtime else { continue };
         let have = reachable_runtimes(ctx.snap, b.env);
         let same: Vec<_> = have.iter().filter(|(v, _)| v.major == need.major).collect();
-        let fix = libraries_fix(&b, m);
+        let fix = libraries_fix(&b, m, super::windows_fixes::on_windows(ctx.snap));
         let (sev, title, detail) = if same.is_empty() {
             (
                 Severity::Error,
@@ -139,7 +139,7 @@ fn tf_missing_libs(ctx: &Context, doc: &RuleDoc, b: &Build) -> Option<Finding> {
         )
         .fix_owned(
             "Install the CUDA this release was built with, or a TensorFlow release built for the CUDA you have:",
-            vec![libraries_fix(b, m)],
+            vec![libraries_fix(b, m, super::windows_fixes::on_windows(ctx.snap))],
         )
         .evidence(json!({"build": b.label, "library": name, "cuda_range": [lib.from, lib.to], "available": have.iter().map(|(v, p)| json!({"cuda": v.to_string(), "path": p})).collect::<Vec<_>>()}));
     f = f.link(&row.source);

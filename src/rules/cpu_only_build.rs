@@ -1,6 +1,7 @@
 //! `framework.cpu-only-build`: a CPU-only build of PyTorch, TensorFlow or JAX on a machine
 //! with NVIDIA GPUs.
 
+use crate::fixes::{python_install_command, python_uninstall, PyInstall};
 use serde_json::json;
 
 use super::{unprobed, Context, Rule, RuleDoc};
@@ -14,7 +15,7 @@ pub const RULE: Rule = Rule {
         summary: "A CPU-only PyTorch, TensorFlow or JAX is installed on a machine with NVIDIA GPUs",
         what: "Reads torch/version.py (cuda, hip, the +cpu tag), TensorFlow's build_info (is_cuda_build; the tensorflow-cpu package) and whether a JAX CUDA plugin is installed, in every Python environment found; on native Windows, TensorFlow from 2.11 and every JAX CUDA build run on the CPU only (the matrix's windows_gpu).",
         why: "A CPU-only build runs silently on the CPU: torch.cuda.is_available() is False, TensorFlow lists no GPU, JAX uses the CPU backend. Training is 10-100x slower and nothing says why.",
-        fix: "Install the CUDA build: pip install torch --index-url https://download.pytorch.org/whl/cu128 (pick the CUDA your driver supports), pip install 'tensorflow[and-cuda]', pip install 'jax[cuda12]'.",
+        fix: "Install the CUDA build of the framework with the environment's own tool (pip, uv, conda, Poetry, Pixi): PyTorch from a CUDA index (download.pytorch.org/whl/cu128, picking the CUDA your driver supports), tensorflow[and-cuda], jax[cuda12]. `gpudoctor recommend` prints the command.",
     },
     check,
 };
@@ -30,10 +31,19 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
     }
     let mut out = Vec::new();
     for env in ctx.snap.python_envs() {
-        let python = env
-            .interpreter
-            .clone()
-            .unwrap_or_else(|| "python".to_string());
+        let on_windows = super::windows_fixes::on_windows(ctx.snap);
+        let install = |req: &PyInstall| python_install_command(Some(env), on_windows, req);
+        let uninstall = |names: &[&str]| python_uninstall(Some(env), on_windows, names);
+        let note = |text: &str| match crate::fixes::python_install(
+            Some(env),
+            on_windows,
+            &PyInstall::default(),
+        )
+        .text
+        {
+            n if n.is_empty() => text.to_string(),
+            n => format!("{text} {n}"),
+        };
         if let Some(t) = env.torch.as_ref().filter(|t| gpus && t.is_cpu_only()) {
             out.push(
                 doc.finding(
@@ -42,8 +52,8 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
                     format!("In {}, torch {} has no CUDA support (torch.version.cuda is None), so it will not use the GPUs.", env.label(), t.version),
                 )
                 .fix_owned(
-                    "Reinstall PyTorch from a CUDA index that your driver supports (cu126 needs driver >= 525.60.13 under minor-version compatibility):",
-                    vec![format!("{python} -m pip install --force-reinstall torch --index-url https://download.pytorch.org/whl/cu126")],
+                    note("Reinstall PyTorch from a CUDA index that your driver supports (cu126 needs driver >= 525.60.13 under minor-version compatibility):"),
+                    vec![install(&PyInstall::new(&["torch"]).flag("--force-reinstall").index("https://download.pytorch.org/whl/cu126"))],
                 )
                 .evidence(json!({"environment": env.prefix, "torch": t}))
                 .link("https://pytorch.org/get-started/locally/"),
@@ -66,7 +76,7 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
                         format!("TensorFlow {} has no GPU support on native Windows", tf.version),
                         format!("In {}, TensorFlow {} runs on the CPU only: native Windows GPU support ended with TensorFlow 2.10. Later releases use the GPU only under WSL2.", env.label(), tf.version),
                     )
-                    .fix("Run TensorFlow in WSL2 with tensorflow[and-cuda], or pin the last native Windows GPU release:", &["wsl --install", "python -m pip install \"tensorflow<2.11\""])
+                    .fix_owned("Run TensorFlow in WSL2 with tensorflow[and-cuda], or pin the last native Windows GPU release:", vec!["wsl --install".to_string(), install(&PyInstall::new(&["tensorflow<2.11"]))])
                     .evidence(json!({"environment": env.prefix, "tensorflow": tf.version, "os": "windows"}))
                     .link("https://www.tensorflow.org/install/pip#windows-native"),
                 );
@@ -86,7 +96,7 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
                     )
                     .fix_owned(
                         format!("Install the GPU package of the same release (it needs the CUDA and cuDNN TensorFlow {} was built with):", tf.version),
-                        vec![format!("{python} -m pip uninstall -y tensorflow"), format!("{python} -m pip install '{gpu_pkg}=={}'", tf.version)],
+                        vec![uninstall(&["tensorflow"]), install(&PyInstall::new(&[format!("{gpu_pkg}=={}", tf.version).as_str()]))],
                     )
                     .evidence(json!({"environment": env.prefix, "tensorflow": tf.version, "package": tf.package, "gpu_package": gpu_pkg}))
                     .link("https://github.com/tensorflow/tensorflow/blob/master/RELEASE.md#release-210"),
@@ -105,7 +115,7 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
                     )
                     .fix_owned(
                         "Install the GPU build with its CUDA libraries (Linux/WSL2):",
-                        vec![format!("{python} -m pip uninstall -y {}", tf.package), format!("{python} -m pip install 'tensorflow[and-cuda]'")],
+                        vec![uninstall(&[tf.package.as_str()]), install(&PyInstall::new(&["tensorflow[and-cuda]"]))],
                     )
                     .evidence(json!({"environment": env.prefix, "tensorflow": tf}))
                     .link("https://www.tensorflow.org/install/pip"),
@@ -126,7 +136,7 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
                     format!("JAX {} has no GPU support on native Windows", jax.version),
                     format!("In {}, JAX {} has the CUDA {major} plugin installed, but JAX's CUDA builds run on Linux only: on native Windows jax.devices() lists only the CPU. JAX uses an NVIDIA GPU on Windows only under WSL2.", env.label(), jax.version),
                 )
-                .fix("Run JAX in WSL2 (a Linux distribution under Windows, using the Windows NVIDIA driver), and install it there with its CUDA plugin:", &["wsl --install", "python3 -m pip install -U \"jax[cuda12]\""])
+                .fix_owned("Run JAX in WSL2 (a Linux distribution under Windows, using the Windows NVIDIA driver), and install it there (in its Linux shell) with its CUDA plugin:", vec!["wsl --install".to_string(), python_install_command(None, false, &PyInstall::new(&["jax[cuda12]"]).flag("-U")).replacen("python ", "python3 ", 1)])
                 .evidence(json!({"environment": env.prefix, "jax": jax.version, "cuda_plugin": major, "os": "windows"}))
                 .link("https://docs.jax.dev/en/latest/installation.html#supported-platforms"),
             );
@@ -143,8 +153,8 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
                         format!("In {}, jax and jaxlib are installed without jax-cuda12-plugin or jax-cuda13-plugin, so jax.devices() lists only the CPU.", env.label()),
                     )
                     .fix_owned(
-                        "Install JAX with its CUDA plugin (cuda13 needs driver >= 580, cuda12 >= 525):",
-                        vec![format!("{python} -m pip install -U 'jax[cuda12]'")],
+                        note("Install JAX with its CUDA plugin (cuda13 needs driver >= 580, cuda12 >= 525):"),
+                        vec![install(&PyInstall::new(&["jax[cuda12]"]).flag("-U"))],
                     )
                     .evidence(json!({"environment": env.prefix, "jax": jax.version}))
                     .link("https://docs.jax.dev/en/latest/installation.html"),

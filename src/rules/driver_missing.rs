@@ -4,7 +4,8 @@
 use serde_json::json;
 
 use super::{unprobed, Context, Rule, RuleDoc};
-use crate::report::{Area, Category, Finding, Severity};
+use crate::fixes::{driver_fix, DriverAction, Terms, Values};
+use crate::report::{Area, Category, Finding, Fix, Severity};
 
 pub const RULE: Rule = Rule {
     doc: RuleDoc {
@@ -102,8 +103,14 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
         return Vec::new();
     }
 
-    let (title, detail, fix_text, cmds): (&str, String, &str, Vec<&str>) = if !nouveau_bound
-        .is_empty()
+    let terms = Terms::of(s);
+    let module_version = d.kernel_version().map(str::to_string);
+    let module_branch = module_version
+        .as_deref()
+        .and_then(|v| v.split('.').next())
+        .map(str::to_string);
+    let newest = ctx.matrix.newest_branch().unwrap_or(580).to_string();
+    let (title, detail, fix): (&str, String, Fix) = if !nouveau_bound.is_empty()
         || (nouveau && !module)
     {
         (
@@ -112,11 +119,11 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
                 "The open-source nouveau driver is loaded{}; it cannot run CUDA and blocks the NVIDIA module (NVRM: 'The NVIDIA probe routine was not called … nouveau').",
                 if nouveau_bound.is_empty() { String::new() } else { format!(" and drives {}", nouveau_bound.iter().map(|p| p.bus_id.as_str()).collect::<Vec<_>>().join(", ")) }
             ),
-            "Blacklist nouveau, rebuild the initramfs and reboot (Debian/Ubuntu shown):",
-            vec![
-                "echo -e 'blacklist nouveau\\noptions nouveau modeset=0' | sudo tee /etc/modprobe.d/blacklist-nouveau.conf",
-                "sudo update-initramfs -u && sudo reboot",
-            ],
+            driver_fix(
+                &terms,
+                DriverAction::BlacklistNouveau,
+                &Values { branch: &newest, version: None },
+            ),
         )
     } else if module {
         (
@@ -125,8 +132,14 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
                 "The kernel module is there, but {}. Install the driver's user-space libraries of the same version as the module (in a container, the NVIDIA Container Toolkit injects them).",
                 d.nvml.reason().unwrap_or("NVML could not be loaded")
             ),
-            "Install the user-space driver matching the kernel module (Ubuntu shown; use your module's branch):",
-            vec!["sudo apt install nvidia-utils-<branch> libnvidia-compute-<branch>"],
+            driver_fix(
+                &terms,
+                DriverAction::Utils,
+                &Values {
+                    branch: module_branch.as_deref().unwrap_or(&newest),
+                    version: module_version.as_deref(),
+                },
+            ),
         )
     } else if !gpus_on_bus.is_empty() {
         (
@@ -140,8 +153,11 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
                     None => "no driver bound".to_string(),
                 }
             ),
-            "Load the module and look at why it fails (as root):",
-            vec!["sudo modprobe nvidia", "sudo dmesg | grep -iE 'nvidia|nvrm' | tail -20", "dkms status"],
+            crate::fixes::make_fix(
+                "Load the module and look at why it fails (as root):",
+                vec!["sudo modprobe nvidia".into(), "sudo dmesg | grep -iE 'nvidia|nvrm' | tail -20".into(), "dkms status".into()],
+                "sh",
+            ),
         )
     } else {
         (
@@ -154,13 +170,20 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
                     "NVML does not start"
                 }
             ),
-            "On a GPU machine, install the NVIDIA driver (Ubuntu shown); in a container, start it with GPU access (docker run --gpus all, or the NVIDIA device plugin on Kubernetes):",
-            vec!["sudo ubuntu-drivers install", "sudo reboot"],
+            {
+                let mut f = driver_fix(
+                    &terms,
+                    DriverAction::Install,
+                    &Values { branch: &newest, version: None },
+                );
+                f.text = format!("On a GPU machine, install the NVIDIA driver; in a container, start it with GPU access (docker run --gpus all, or the NVIDIA device plugin on Kubernetes). {}", f.text);
+                f
+            },
         )
     };
     vec![doc
         .finding(Severity::Error, title, detail)
-        .fix(fix_text, &cmds)
+        .with_fix(fix)
         .evidence(evidence)
         .link(INSTALL_LINK)]
 }

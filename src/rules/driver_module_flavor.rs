@@ -3,6 +3,7 @@
 //! GPUs require them (NVIDIA, "NVIDIA Transitions Fully Towards Open-Source GPU Kernel
 //! Modules", July 2024; ../shared/reference/compat-facts.md).
 
+use crate::fixes::{driver_fix, DriverAction, Terms, Values};
 use serde_json::json;
 
 use super::{Context, Rule, RuleDoc};
@@ -50,7 +51,7 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
                     "The loaded module is the open one ({}); it supports Turing (7.5) and newer only and refuses this GPU. Use the proprietary module of a branch that still supports it.",
                     module.version
                 ),
-                "sudo apt install nvidia-driver-<branch>   # the proprietary flavour (R535 or R580 for Pascal/Volta, R470 for Kepler)",
+                DriverAction::InstallProprietary,
             )
         } else if !open && (major >= 10 || name.contains("GH200") || name.contains("GB200")) {
             (
@@ -59,17 +60,25 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
                     "Grace Hopper and Blackwell GPUs (compute {major}.{minor}) are supported by the open GPU kernel modules only; the loaded module ({}) is the proprietary one.",
                     module.version
                 ),
-                "sudo apt install nvidia-driver-<branch>-open   # the same branch, open flavour; then reboot",
+                DriverAction::InstallOpen,
             )
         } else {
             continue;
         };
         let mut f = doc
             .finding(Severity::Error, title, detail)
-            .fix(
-                "Install the other flavour of the same driver branch, then reboot:",
-                &[pkg, "sudo reboot"],
-            )
+            .with_fix({
+                // The same branch; a pre-Turing GPU on R590+ needs R580, the last branch with
+                // Pascal/Volta (https://developer.nvidia.com/blog/nvidia-transitions-fully-towards-open-source-gpu-kernel-modules/).
+                let branch = module.version.split('.').next().unwrap_or("580").to_string();
+                let mut fix = driver_fix(
+                    &Terms::of(ctx.snap),
+                    pkg,
+                    &Values { branch: &branch, version: Some(&module.version) },
+                );
+                fix.text = format!("Install the other flavour of the same driver branch ({branch}). {}", fix.text);
+                fix
+            })
             .evidence(json!({"module_flavor": module.flavor, "compute_capability": format!("{major}.{minor}")}))
             .on_gpu(g.index);
         f.links = vec!["https://developer.nvidia.com/blog/nvidia-transitions-fully-towards-open-source-gpu-kernel-modules/".to_string()];

@@ -4,7 +4,8 @@
 use serde_json::json;
 
 use super::{Context, Rule, RuleDoc};
-use crate::report::{Area, Category, Finding, Severity};
+use crate::fixes::{driver_fix, DriverAction, Terms, Values};
+use crate::report::{Area, Category, Finding, Fix, Severity};
 
 pub const RULE: Rule = Rule {
     doc: RuleDoc {
@@ -36,28 +37,39 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
     let branch = driver
         .as_deref()
         .and_then(|v| v.split('.').next())
-        .unwrap_or("<branch>")
-        .to_string();
-    let install = [
-        format!(
-            "sudo apt install nvidia-fabricmanager-{branch}={}*",
-            driver.clone().unwrap_or_default()
-        ),
-        "sudo systemctl enable --now nvidia-fabricmanager".to_string(),
-    ];
+        .map(str::to_string);
+    let install = |text: &str| -> Fix {
+        let Some(branch) = branch.as_deref() else {
+            return crate::fixes::make_fix(
+                format!("{text} (the driver's version is unknown: read it with nvidia-smi first)"),
+                vec!["nvidia-smi --query-gpu=driver_version --format=csv,noheader".into()],
+                "sh",
+            );
+        };
+        let mut f = driver_fix(
+            &Terms::of(ctx.snap),
+            DriverAction::FabricManager,
+            &Values {
+                branch,
+                version: driver.as_deref(),
+            },
+        );
+        f.text = format!("{text} {}", f.text);
+        f
+    };
     match fm {
         Some(f) if f.running => match (&f.version, &driver) {
             (Some(fv), Some(dv)) if fv != dv => vec![doc
                 .finding(Severity::Error, format!("Fabric Manager {fv} does not match driver {dv}"),
                     format!("nv-fabricmanager must be the driver's exact version; {fv} against kernel module {dv} leaves the {switches} NVSwitch(es) uninitialised."))
-                .fix_owned("Install the Fabric Manager of the driver's version and restart it:", install.to_vec())
+                .with_fix(install("Fabric Manager must be the driver's exact version."))
                 .evidence(json!({"nvswitches": switches, "fabric_manager": fv, "driver": dv}))],
             _ => Vec::new(),
         },
         _ => vec![doc
             .finding(Severity::Error, format!("{switches} NVSwitch(es) but nvidia-fabricmanager is not running"),
                 "On NVSwitch systems CUDA needs the Fabric Manager to initialise the fabric; without it programs fail with 'system not yet initialized' (802) while nvidia-smi looks fine.".to_string())
-            .fix_owned("Install and start the Fabric Manager of the driver's version:", install.to_vec())
+            .with_fix(install("The Fabric Manager is not running."))
             .evidence(json!({"nvswitches": switches, "driver": driver}))
             .link("https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/index.html")],
     }

@@ -15,7 +15,7 @@ pub const RULE: Rule = Rule {
         summary: "A Jetson/Tegra board: integrated GPU, driver from Jetson Linux, NVML missing or partial",
         what: "Looks for the Tegra markers NVIDIA's container stack uses (/etc/nv_tegra_release, /sys/devices/soc0/family \"Tegra\") and an \"nvidia,tegra…\" SoC in the device tree; then whether libcuda.so.1 (from Jetson Linux) loads.",
         why: "On a Jetson the data-center driver checks do not apply: there is no nvidia kernel module and no PCI GPU, and NVML answers few calls or none, so GPU health comes from tegrastats. CUDA still needs Jetson Linux's libcuda.so.1, which a container only has when started with the NVIDIA runtime.",
-        fix: "Nothing, when libcuda.so.1 loads: read load, clocks and temperatures with tegrastats. Without libcuda: install JetPack's CUDA driver (sudo apt install nvidia-jetpack), or start the container with --runtime nvidia.",
+        fix: "Nothing, when libcuda.so.1 loads: read load, clocks and temperatures with tegrastats. Without libcuda: install JetPack's CUDA driver (the nvidia-jetpack package), or start the container with --runtime nvidia.",
     },
     check,
 };
@@ -81,13 +81,21 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
                 s.driver.libcuda.reason().unwrap_or("not found")
             ),
         )
-        .fix(
-            "Install JetPack's CUDA driver on the board, or start the container with the NVIDIA runtime:",
-            &[
-                "sudo apt install nvidia-jetpack",
-                "docker run --runtime nvidia IMAGE",
-            ],
-        )
+        .with_fix({
+            // Jetson Linux (L4T) is Ubuntu-based: JetPack is an apt package there.
+            let terms = crate::fixes::Terms {
+                os_id: Some("ubuntu".into()),
+                ..crate::fixes::Terms::of(s)
+            };
+            let mut fix = crate::fixes::driver_fix(
+                &terms,
+                crate::fixes::DriverAction::Jetpack,
+                &crate::fixes::Values::default(),
+            );
+            fix.text = "Install JetPack's CUDA driver on the board, or start the container with the NVIDIA runtime:".into();
+            fix.commands.push("docker run --runtime nvidia IMAGE".into());
+            fix
+        })
         .evidence(evidence)
         .link(GO_NVLIB)
         .link(JETSON_LINUX);

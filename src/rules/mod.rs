@@ -151,17 +151,17 @@ impl RuleDoc {
 
 impl Finding {
     pub fn fix(mut self, text: impl Into<String>, commands: &[&str]) -> Self {
-        self.fix = Fix {
-            text: text.into(),
-            commands: commands.iter().map(|c| c.to_string()).collect(),
-        };
+        self.fix =
+            crate::fixes::make_fix(text, commands.iter().map(|c| c.to_string()).collect(), "sh");
         self
     }
     pub fn fix_owned(mut self, text: impl Into<String>, commands: Vec<String>) -> Self {
-        self.fix = Fix {
-            text: text.into(),
-            commands,
-        };
+        self.fix = crate::fixes::make_fix(text, commands, "sh");
+        self
+    }
+    /// A fix rendered from the data (crate::fixes), with its shell.
+    pub fn with_fix(mut self, fix: Fix) -> Self {
+        self.fix = fix;
         self
     }
     pub fn evidence(mut self, v: serde_json::Value) -> Self {

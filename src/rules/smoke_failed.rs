@@ -29,8 +29,8 @@ fn fix_for(c: Category, index: Option<u32>) -> (&'static str, Vec<String>) {
     let per_gpu = |f: &dyn Fn(u32) -> String| index.map(f).into_iter();
     match c {
         Category::DriverTooOld => (
-            "Install a newer NVIDIA driver (gpudoctor recommend names one that fits your frameworks):",
-            vec!["gpudoctor recommend".into(), "sudo ubuntu-drivers install".into()],
+            "Install a newer NVIDIA driver: gpudoctor recommend names a branch that fits your frameworks, and compat.driver-too-old (gpudoctor check) prints the install command for this distribution:",
+            vec!["gpudoctor recommend".into(), "gpudoctor check --only compat.driver-too-old".into()],
         ),
         Category::ArchUnsupported => (
             "This driver cannot compile kernels for this GPU: install a driver branch that supports its architecture:",

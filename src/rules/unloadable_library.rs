@@ -49,9 +49,17 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
                     }
                 ),
             )
-            .fix(
+            .fix_owned(
                 "Reinstall it completely, or take its directory off LD_LIBRARY_PATH; for a pip wheel:",
-                &["python -m pip install --force-reinstall --no-deps nvidia-cudnn-cu12"],
+                vec![crate::fixes::python_install_command(
+                    s.python_envs()
+                        .iter()
+                        .find(|e| e.site_packages.iter().any(|sp| path.starts_with(sp.as_str()))),
+                    super::windows_fixes::on_windows(s),
+                    &crate::fixes::PyInstall::new(&["nvidia-cudnn-cu12"])
+                        .flag("--force-reinstall")
+                        .flag("--no-deps"),
+                )],
             )
             .evidence(json!({"path": path, "error": error, "on_search_path": on_path}));
         f.category = category;

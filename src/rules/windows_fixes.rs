@@ -55,6 +55,12 @@ pub fn for_windows(mut f: Finding) -> Finding {
         }
     }
     f.fix.commands = commands;
+    f.fix.shell = "powershell".to_string();
+    f.fix.needs_root = f
+        .fix
+        .commands
+        .iter()
+        .any(|c| crate::fixes::needs_root(c, "powershell"));
     f.fix.text = words(&f.fix.text);
     f.detail = words(&f.detail);
     f.title = words(&f.title);
@@ -70,7 +76,7 @@ pub fn command(c: &str) -> Option<String> {
     if c == "sudo reboot" || c == "reboot" {
         return Some("shutdown /r /t 0".to_string());
     }
-    if c.contains("ubuntu-drivers") || c.starts_with("sudo apt ") || c.starts_with("apt ") {
+    if crate::fixes::is_package_command(c) {
         return Some(format!("Start-Process '{DRIVER_DOWNLOAD}'"));
     }
     if c.contains("lspci") {

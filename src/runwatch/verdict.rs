@@ -195,6 +195,8 @@ fn events(i: &Inputs, v: &mut Vec<Cause>) {
                         r#"reg add "HKLM\SYSTEM\CurrentControlSet\Control\GraphicsDrivers" /v TdrDelay /t REG_DWORD /d 60 /f"#.into(),
                         "shutdown /r /t 0".into(),
                     ],
+                    shell: "powershell".into(),
+                    needs_root: true,
                 };
                 v.push(c);
             }
@@ -260,6 +262,8 @@ fn host_fix(t: &Timeline) -> Fix {
     Fix {
         text: "Lower host memory use (fewer DataLoader workers, smaller prefetch, memory-mapped datasets) or raise the memory limit of the job or container.".into(),
         commands,
+        shell: "sh".into(),
+        needs_root: false,
     }
 }
 
@@ -531,6 +535,7 @@ fn sigkill(i: &Inputs, m: &Match) -> Cause {
                 "sacct -j <job id> -o JobID,State,ExitCode,Elapsed,Timelimit,MaxRSS".into(),
                 "sudo journalctl --since '-1h' | grep -iE 'kill|timeout|oom'".into(),
             ],
+            ..Default::default()
         };
         return c;
     }
@@ -636,6 +641,7 @@ fn gpu_full(i: &Inputs, v: &mut Vec<Cause>) {
             c.fix = Fix {
                 text: "Free the GPU memory other processes hold, or use less (a smaller batch, gradient checkpointing, mixed precision).".into(),
                 commands: vec!["nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv".into()],
+                ..Default::default()
             };
             v.push(c);
         }
