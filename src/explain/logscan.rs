@@ -251,6 +251,7 @@ pub(crate) fn cover(cat: &Catalog) -> Cover {
 }
 
 /// The prefilter's literals ([`cover`]).
+#[derive(Clone)]
 pub(crate) struct Cover {
     /// Literals no line of the background holds: a line with one is a candidate. In groups for
     /// the vectorised searches.
@@ -264,7 +265,13 @@ pub(crate) struct Cover {
 
 impl Prefilter {
     fn new(cat: &Catalog) -> std::io::Result<Prefilter> {
-        let cover = cover(cat);
+        // The built-in catalog's cover is computed once a process (a few ms; the fuzzers scan
+        // thousands of times).
+        static EMBEDDED: std::sync::OnceLock<Cover> = std::sync::OnceLock::new();
+        let cover = match super::embedded_catalog() {
+            Some(e) if std::ptr::eq(e, cat) => EMBEDDED.get_or_init(|| cover(cat)).clone(),
+            _ => cover(cat),
+        };
         let mut groups = cover.strong;
         let mut weak_searcher = None;
         let mut weak = Vec::new();
