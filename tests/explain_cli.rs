@@ -125,6 +125,64 @@ fn log_from_a_file_and_from_stdin() {
     assert_eq!(r.code, 2);
 }
 
+/// Standard input has no cap: 70 MiB of a PyTorch-shaped log streamed through a pipe (past the
+/// 64 MiB that were once read), the error on its last line, is read whole and the error found,
+/// with and without `--log -`.
+#[test]
+fn a_long_stdin_is_read_to_its_end() {
+    for args in [
+        &["explain", "--json"][..],
+        &["explain", "--json", "--log", "-"][..],
+    ] {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_gpudoctor"))
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let writer = std::thread::spawn(move || {
+            let mut block = String::new();
+            for i in 0..10_000 {
+                block.push_str(&format!(
+                    "step {i} loss=tensor(0.6931, device='cuda:0', grad_fn=<NllLossBackward0>) max memory allocated on cuda:0\n"
+                ));
+            }
+            let (mut bytes, mut lines) = (0u64, 0u64);
+            while bytes < 70 << 20 {
+                stdin.write_all(block.as_bytes()).unwrap();
+                bytes += block.len() as u64;
+                lines += 10_000;
+            }
+            let err = "RuntimeError: CUDA error: an illegal memory access was encountered\n";
+            stdin.write_all(err.as_bytes()).unwrap();
+            (bytes + err.len() as u64, lines + 1)
+        });
+        let (bytes, lines) = writer.join().unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success());
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["input"]["bytes"].as_u64(), Some(bytes), "{args:?}");
+        assert_eq!(v["input"]["lines"].as_u64(), Some(lines), "{args:?}");
+        let ms = v["matches"].as_array().unwrap();
+        let ill = ms
+            .iter()
+            .find(|m| {
+                m["name"]
+                    .as_str()
+                    .unwrap()
+                    .contains("illegal memory access")
+            })
+            .unwrap_or_else(|| panic!("{args:?}: {v}"));
+        assert_eq!(ill["first_line"].as_u64(), Some(lines));
+        // Nothing in the ordinary lines (they say cuda:0 and memory allocated on every line).
+        assert!(
+            ms.iter().all(|m| m["first_line"].as_u64() == Some(lines)),
+            "{args:?}: {v}"
+        );
+    }
+}
+
 #[test]
 fn rule_documentation() {
     let r = Run::new()

@@ -118,7 +118,7 @@ pub(crate) fn explain(a: ExplainArgs) -> Output {
     let mut not_text = false;
     let (mut matches, label, input_json, lines) = if let Some(path) = &a.log {
         let result = if path.as_os_str() == "-" {
-            logscan::scan_with(std::io::stdin().lock(), &matrix, catalog)
+            logscan::scan_stdin(&matrix, catalog)
         } else {
             match std::fs::File::open(path) {
                 Ok(f) => logscan::scan_file(f, &matrix, catalog, 0),
@@ -144,6 +144,7 @@ pub(crate) fn explain(a: ExplainArgs) -> Output {
         }
     } else {
         let mut text = a.input.join(" ");
+        let mut scanned = None;
         if a.input.is_empty() {
             // A traceback does not fit in one quoted argument: read the paste from stdin.
             if std::io::stdin().is_terminal() {
@@ -153,23 +154,32 @@ pub(crate) fn explain(a: ExplainArgs) -> Output {
                     "Paste the error (a whole traceback or log is fine), then press Ctrl-D (Ctrl-Z Enter on Windows):"
                 );
             }
-            let mut buf = Vec::new();
-            use std::io::Read;
-            if let Err(e) = std::io::stdin().lock().take(64 << 20).read_to_end(&mut buf) {
-                return Output::tool_error(format!("could not read standard input: {e}"));
+            // A paste is explained whole; anything longer is a log, scanned to its end.
+            match logscan::read_stdin(&matrix, catalog) {
+                Ok(logscan::Stdin::Paste(buf)) => text = String::from_utf8_lossy(&buf).into_owned(),
+                Ok(logscan::Stdin::Log(r)) => scanned = Some(r),
+                Err(e) => return Output::tool_error(format!("could not read standard input: {e}")),
             }
-            text = String::from_utf8_lossy(&buf).into_owned();
         }
-        if text.trim().is_empty() {
-            return Output::tool_error("give a code or a message to explain (or paste it on standard input), --log FILE, or --rule RULE_ID (e.g. gpudoctor explain -1073740791)");
+        if let Some(r) = scanned {
+            (
+                r.matches,
+                "standard input".to_string(),
+                serde_json::json!({"log": "-", "lines": r.lines, "bytes": r.bytes}),
+                Some(r.lines),
+            )
+        } else {
+            if text.trim().is_empty() {
+                return Output::tool_error("give a code or a message to explain (or paste it on standard input), --log FILE, or --rule RULE_ID (e.g. gpudoctor explain -1073740791)");
+            }
+            not_text = crate::explain::catalog::mostly_binary(&text);
+            (
+                explain_with(&text, &matrix, catalog),
+                format!("{:?}", crate::sanitize::clean_line(&text, 80)),
+                serde_json::json!(text),
+                None,
+            )
         }
-        not_text = crate::explain::catalog::mostly_binary(&text);
-        (
-            explain_with(&text, &matrix, catalog),
-            format!("{:?}", crate::sanitize::clean_line(&text, 80)),
-            serde_json::json!(text),
-            None,
-        )
     };
     if a.with_check {
         let snap = match &a.snapshot {

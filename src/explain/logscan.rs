@@ -45,17 +45,262 @@ pub fn scan<R: Read>(r: R, m: &Matrix) -> std::io::Result<ScanResult> {
     scan_with(r, m, cat)
 }
 
+/// One weak literal ([`Cover::weak`]) and, for each pattern it stands for, its words.
+type Weak = (
+    memchr::memmem::Finder<'static>,
+    Vec<Vec<memchr::memmem::Finder<'static>>>,
+);
+
 /// Finds the lines that may match: vectorised searches for the catalog's cover literals in a
 /// lowercased copy of the text.
 struct Prefilter {
     searchers: Vec<aho_corasick::packed::Searcher>,
+    /// One search over the weak literals, and each with the words to check.
+    weak_searcher: Option<aho_corasick::packed::Searcher>,
+    weak: Vec<Weak>,
     /// Where no vectorised search is available: one automaton over every literal.
     fallback: Option<AhoCorasick>,
 }
 
+/// Ordinary output of GPU jobs (PyTorch, NCCL INFO, tqdm, vLLM, the Hugging Face Trainer, the
+/// kernel log) and English prose: the prefilter's literals are chosen to be rare in it.
+const BACKGROUND: &str = include_str!("../../explain-catalog/log-background.txt");
+
+/// What a literal found in one line of [`BACKGROUND`] weighs against a literal more in the
+/// searches: a piece that ordinary lines hold makes those lines candidates, each matched in full
+/// (about a microsecond), where a search of a few hundred MB/s would have passed it.
+const BACKGROUND_WEIGHT: f64 = 10.0;
+
+/// What a literal of three bytes weighs more than a longer one.
+const SHORT_WEIGHT: f64 = 2.0;
+
+/// The literals the prefilter looks for, derived from the catalog's patterns: a cover (every
+/// pattern contains one of them) chosen greedily among the 4- to 6-byte pieces of the patterns'
+/// words, weighing how many patterns a piece covers against how many lines of ordinary output
+/// ([`BACKGROUND`]) hold it: `cuda`, `gpu`, `nvrm` or `memory` would make every line of a
+/// PyTorch, NCCL or kernel log a candidate, `udaerr` or `fallen` none. Pieces with a quote
+/// (typographic quotes are normalised) or a byte outside ASCII (the prefilter lowercases ASCII
+/// only) are left out where the pattern has others; a pattern without such pieces is looked for
+/// by its longest word (whitespace between words varies). Grouped by
+/// [`super::catalog::PREFILTER_GROUP`], shorter literals together.
+pub(crate) fn cover(cat: &Catalog) -> Cover {
+    use std::collections::{HashMap, HashSet};
+    let mut pats: Vec<&str> = cat
+        .signatures
+        .iter()
+        .flat_map(|s| s.patterns.iter().map(String::as_str))
+        .collect();
+    pats.sort_unstable();
+    pats.dedup();
+    // How many background lines hold each 4- to 6-byte piece.
+    let mut seen: HashMap<&[u8], u32> = HashMap::new();
+    let lowered: Vec<Vec<u8>> = BACKGROUND
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .map(|l| l.as_bytes().to_ascii_lowercase())
+        .collect();
+    for l in &lowered {
+        let mut mine: HashSet<&[u8]> = HashSet::new();
+        for n in 3..=6 {
+            for w in l.windows(n) {
+                mine.insert(w);
+            }
+        }
+        for w in mine {
+            *seen.entry(w).or_default() += 1;
+        }
+    }
+    let fit = |x: &str| x.is_ascii() && !x.contains(['\'', '"']);
+    let mut ids: HashMap<String, usize> = HashMap::new();
+    let mut pieces: Vec<String> = Vec::new();
+    let mut of_pattern: Vec<Vec<usize>> = Vec::new();
+    for p in &pats {
+        let mut g: Vec<String> = Vec::new();
+        for w in p.split(' ') {
+            let chars: Vec<(usize, char)> = w.char_indices().collect();
+            // A word of three ("xid", "nan", "old") is a piece too, weighed as rarer ones are.
+            if chars.len() == 3 && fit(w) && !w.chars().all(|c| c.is_ascii_digit()) {
+                g.push(w.to_string());
+            }
+            for n in 4..=6 {
+                for i in 0..chars.len().saturating_sub(n - 1) {
+                    let (Some(&(a, _)), end) = (chars.get(i), chars.get(i + n)) else {
+                        continue;
+                    };
+                    let b = end.map_or(w.len(), |&(b, _)| b);
+                    let x = w.get(a..b).unwrap_or("");
+                    let numeric = x.chars().all(|c| c.is_ascii_digit() || c == '.');
+                    if !x.is_empty() && !numeric && fit(x) {
+                        g.push(x.to_string());
+                    }
+                }
+            }
+        }
+        if g.is_empty() {
+            let longest = p
+                .split(' ')
+                .filter(|w| fit(w))
+                .max_by_key(|w| (!w.chars().all(|c| c.is_ascii_digit()), w.len()))
+                .unwrap_or(p);
+            g.push(longest.to_string());
+        }
+        g.sort_unstable();
+        g.dedup();
+        of_pattern.push(
+            g.into_iter()
+                .map(|x| {
+                    let n = pieces.len();
+                    *ids.entry(x.clone()).or_insert_with(|| {
+                        pieces.push(x);
+                        n
+                    })
+                })
+                .collect(),
+        );
+    }
+    let cost: Vec<f64> = pieces
+        .iter()
+        .map(|x| {
+            // Three bytes are in more words than any sample shows.
+            let short = if x.len() < 4 { SHORT_WEIGHT } else { 0.0 };
+            1.0 + short + BACKGROUND_WEIGHT * f64::from(*seen.get(x.as_bytes()).unwrap_or(&0))
+        })
+        .collect();
+    let mut covers = vec![0usize; pieces.len()];
+    for g in &of_pattern {
+        for &i in g {
+            if let Some(c) = covers.get_mut(i) {
+                *c += 1;
+            }
+        }
+    }
+    let mut covered = vec![false; pats.len()];
+    let mut chosen: Vec<String> = Vec::new();
+    loop {
+        // Most patterns covered for the weight; then the longer piece; then the first in order.
+        let best = (0..pieces.len())
+            .filter(|&i| covers.get(i).is_some_and(|&c| c > 0))
+            .max_by(|&a, &b| {
+                let score = |i: usize| {
+                    covers.get(i).copied().unwrap_or(0) as f64 / cost.get(i).copied().unwrap_or(1.0)
+                };
+                let (pa, pb) = (
+                    pieces.get(a).map_or("", String::as_str),
+                    pieces.get(b).map_or("", String::as_str),
+                );
+                score(a)
+                    .total_cmp(&score(b))
+                    .then(pa.len().cmp(&pb.len()))
+                    .then(pb.cmp(pa))
+            });
+        let Some(best) = best else { break };
+        for (j, g) in of_pattern.iter().enumerate() {
+            if covered.get(j).copied().unwrap_or(true) || !g.contains(&best) {
+                continue;
+            }
+            if let Some(c) = covered.get_mut(j) {
+                *c = true;
+            }
+            for &i in g {
+                if let Some(c) = covers.get_mut(i) {
+                    *c = c.saturating_sub(1);
+                }
+            }
+        }
+        if let Some(x) = pieces.get(best) {
+            chosen.push(x.clone());
+        }
+    }
+    chosen.sort_by(|a, b| a.len().cmp(&b.len()).then_with(|| a.cmp(b)));
+    let (weak, strong): (Vec<String>, Vec<String>) = chosen
+        .into_iter()
+        .partition(|x| seen.get(x.as_bytes()).is_some_and(|&n| n > 0));
+    // Each weak literal with the words of every pattern it is a piece of, rarest first.
+    let rarity = |w: &str| seen.get(w.as_bytes()).copied().unwrap_or(0);
+    let weak = weak
+        .into_iter()
+        .map(|x| {
+            let id = ids.get(&x).copied();
+            let mut of: Vec<Vec<String>> = pats
+                .iter()
+                .zip(&of_pattern)
+                .filter(|(_, g)| id.is_some_and(|i| g.contains(&i)))
+                .map(|(p, _)| {
+                    let mut words: Vec<String> = p
+                        .split(' ')
+                        .filter(|w| !w.is_empty() && fit(w))
+                        .map(str::to_string)
+                        .collect();
+                    words.sort_by_key(|w| (rarity(w), std::cmp::Reverse(w.len())));
+                    words.dedup();
+                    words
+                })
+                .collect();
+            of.sort();
+            of.dedup();
+            (x, of)
+        })
+        .collect();
+    Cover {
+        strong: strong
+            .chunks(super::catalog::PREFILTER_GROUP)
+            .map(<[String]>::to_vec)
+            .collect(),
+        weak,
+    }
+}
+
+/// The prefilter's literals ([`cover`]).
+#[derive(Clone)]
+pub(crate) struct Cover {
+    /// Literals no line of the background holds: a line with one is a candidate. In groups for
+    /// the vectorised searches.
+    pub strong: Vec<Vec<String>>,
+    /// Literals that ordinary lines hold (`alloca` of "cannot allocate memory" is in PyTorch's
+    /// "max memory allocated"), each with the words of the patterns it stands for: a line with
+    /// one is a candidate only when it also holds every word of one of those patterns (a
+    /// pattern in a normalised line has each of its words in the lowercased line).
+    pub weak: Vec<(String, Vec<Vec<String>>)>,
+}
+
 impl Prefilter {
     fn new(cat: &Catalog) -> std::io::Result<Prefilter> {
-        let groups = cat.prefilter_groups();
+        // The built-in catalog's cover is computed once a process (a few ms; the fuzzers scan
+        // thousands of times).
+        static EMBEDDED: std::sync::OnceLock<Cover> = std::sync::OnceLock::new();
+        let cover = match super::embedded_catalog() {
+            Some(e) if std::ptr::eq(e, cat) => EMBEDDED.get_or_init(|| cover(cat)).clone(),
+            _ => cover(cat),
+        };
+        let mut groups = cover.strong;
+        let mut weak_searcher = None;
+        let mut weak = Vec::new();
+        if !cover.weak.is_empty() {
+            weak_searcher = aho_corasick::packed::Config::new()
+                .builder()
+                .extend(cover.weak.iter().map(|(x, _)| x))
+                .build();
+            if weak_searcher.is_some() {
+                for (x, of) in cover.weak {
+                    let words = of
+                        .into_iter()
+                        .map(|ws| {
+                            ws.into_iter()
+                                .map(|w| memchr::memmem::Finder::new(w.as_bytes()).into_owned())
+                                .collect()
+                        })
+                        .collect();
+                    weak.push((
+                        memchr::memmem::Finder::new(x.as_bytes()).into_owned(),
+                        words,
+                    ));
+                }
+            } else {
+                // No vectorised search here: the weak literals are looked for as strong ones.
+                groups.push(cover.weak.into_iter().map(|(x, _)| x).collect());
+            }
+        }
+        let groups = &groups;
         let mut searchers = Vec::new();
         for g in groups {
             match aho_corasick::packed::Config::new()
@@ -83,6 +328,8 @@ impl Prefilter {
         };
         Ok(Prefilter {
             searchers,
+            weak_searcher,
+            weak,
             fallback,
         })
     }
@@ -119,6 +366,33 @@ impl Prefilter {
                     sr.find_in(lower.as_slice(), aho_corasick::Span::from(pos..lower.len()))
                 {
                     pos = note(h.start(), starts);
+                }
+            }
+            if let Some(sr) = &self.weak_searcher {
+                let mut pos = 0usize;
+                while let Some(h) =
+                    sr.find_in(lower.as_slice(), aho_corasick::Span::from(pos..lower.len()))
+                {
+                    // The line of the hit: a candidate when, for a weak literal it holds, it
+                    // holds every word of one of that literal's patterns. Every weak literal of
+                    // the line is checked (another may start where this one did).
+                    let start = memchr::memrchr(b'\n', lower.get(..h.start()).unwrap_or(&[]))
+                        .map(|i| i + 1)
+                        .unwrap_or(0);
+                    let stop = memchr::memchr(b'\n', lower.get(h.start()..).unwrap_or(&[]))
+                        .map(|i| h.start() + i)
+                        .unwrap_or(lower.len());
+                    let line = lower.get(start..stop).unwrap_or(&[]);
+                    let hit = self.weak.iter().any(|(x, of)| {
+                        x.find(line).is_some()
+                            && of
+                                .iter()
+                                .any(|ws| ws.iter().all(|w| w.find(line).is_some()))
+                    });
+                    if hit {
+                        starts.push(from + start);
+                    }
+                    pos = (stop + 1).min(lower.len());
                 }
             }
             if let Some(ac) = &self.fallback {
@@ -464,6 +738,82 @@ fn scan_parallel(
         line_no += 1;
     }
     Ok(col.finish(line_no, bytes))
+}
+
+/// Standard input up to this size is a paste, explained as a whole (a bare code, lines read
+/// together); past it, a log, scanned as it streams.
+pub const PASTE_MAX: usize = 1 << 20;
+
+/// What `explain` read on standard input.
+pub enum Stdin {
+    /// A paste: all of it, at most [`PASTE_MAX`] bytes.
+    Paste(Vec<u8>),
+    /// More than a paste: scanned as a log, all of it, in bounded memory.
+    Log(ScanResult),
+}
+
+/// Reads standard input as `explain` does: a paste whole, anything longer scanned as a log to
+/// its end (no cap). A regular file on standard input (`explain < FILE`) is scanned as
+/// [`scan_file`] scans it, by several threads, when it is read from its start.
+pub fn read_stdin(m: &Matrix, cat: &Catalog) -> std::io::Result<Stdin> {
+    if let Some(r) = stdin_as_file(m, cat, PASTE_MAX as u64)? {
+        return Ok(Stdin::Log(r));
+    }
+    let mut first = Vec::new();
+    let mut input = std::io::stdin().lock();
+    (&mut input)
+        .take(PASTE_MAX as u64 + 1)
+        .read_to_end(&mut first)?;
+    if first.len() <= PASTE_MAX {
+        return Ok(Stdin::Paste(first));
+    }
+    Ok(Stdin::Log(scan_with(
+        std::io::Cursor::new(first).chain(input),
+        m,
+        cat,
+    )?))
+}
+
+/// `explain --log -`: standard input scanned as a log, whatever its size.
+pub fn scan_stdin(m: &Matrix, cat: &Catalog) -> std::io::Result<ScanResult> {
+    match stdin_as_file(m, cat, 0)? {
+        Some(r) => Ok(r),
+        None => scan_with(std::io::stdin().lock(), m, cat),
+    }
+}
+
+/// Standard input that is a regular file with more than `over` bytes left: scanned (threads
+/// where it is read from its start, else from where it stands); `None` for anything else.
+#[cfg(unix)]
+fn stdin_as_file(m: &Matrix, cat: &Catalog, over: u64) -> std::io::Result<Option<ScanResult>> {
+    use std::io::Seek;
+    use std::os::fd::AsFd;
+    let Ok(fd) = std::io::stdin().as_fd().try_clone_to_owned() else {
+        return Ok(None);
+    };
+    let f = std::fs::File::from(fd);
+    let Ok(meta) = f.metadata() else {
+        return Ok(None);
+    };
+    if !meta.is_file() {
+        return Ok(None);
+    }
+    let Ok(pos) = (&f).stream_position() else {
+        return Ok(None);
+    };
+    if meta.len().saturating_sub(pos) <= over {
+        return Ok(None);
+    }
+    if pos == 0 {
+        scan_file(f, m, cat, 0).map(Some)
+    } else {
+        scan_with(f, m, cat).map(Some)
+    }
+}
+
+#[cfg(not(unix))]
+fn stdin_as_file(_: &Matrix, _: &Catalog, _: u64) -> std::io::Result<Option<ScanResult>> {
+    Ok(None)
 }
 
 #[cfg(test)]
