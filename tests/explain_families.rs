@@ -231,14 +231,14 @@ fn a_log_scan_finds_the_families() {
 fn script(args: &[&str]) -> std::process::Output {
     std::process::Command::new("timeout")
         .arg("300")
-        .arg("python3")
+        .arg(common::python())
         .arg(concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/scripts/knowledge/msg_families.py"
         ))
         .args(args)
         .output()
-        .expect("python3")
+        .expect("python runs scripts/knowledge")
 }
 
 /// `build --check`: the committed knowledge/messages/*.yaml are what the generator writes from

@@ -6,10 +6,13 @@
 
 #![allow(clippy::print_stderr, clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
+use common::python;
 use std::process::Command;
 
 fn script(name: &str, env_src: Option<&str>) -> std::process::Output {
-    let mut c = Command::new("python3");
+    let mut c = Command::new(python());
     c.arg(format!("scripts/knowledge/{name}"))
         .arg("--check")
         .current_dir(env!("CARGO_MANIFEST_DIR"));
@@ -50,7 +53,7 @@ fn a_hand_edit_of_the_generated_file_is_caught() {
         std::fs::copy(root.join(f), dir.path().join(f)).unwrap();
     }
     let ok = |d: &std::path::Path| {
-        Command::new("python3")
+        Command::new(python())
             .args(["scripts/knowledge/kernel_build.py", "--check"])
             .current_dir(d)
             .output()

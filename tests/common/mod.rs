@@ -234,3 +234,14 @@ pub fn json_output(mut c: Command) -> (i32, serde_json::Value, std::time::Durati
     });
     (out.status.code().unwrap_or(-1), v, took)
 }
+
+/// The Python that runs the knowledge generators (scripts/knowledge/): the test venv's
+/// (scripts/test-setup.sh makes it, with PyYAML), else `python3` on PATH.
+pub fn python() -> PathBuf {
+    let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv-test/bin/python");
+    if venv.exists() {
+        venv
+    } else {
+        PathBuf::from("python3")
+    }
+}
