@@ -155,8 +155,6 @@ pub struct Catalog {
     /// The message families (`knowledge/messages/`) whose signature this catalog has, each with
     /// that signature's index.
     pub families: Vec<(usize, &'static crate::knowledge::messages::Family)>,
-    /// [`Catalog::prefilter_groups`], computed once.
-    prefilter: std::sync::OnceLock<Vec<Vec<String>>>,
 }
 
 /// Lowercases and collapses whitespace (and typographic quotes) so that "CUDA  out of\tmemory"
@@ -351,7 +349,6 @@ impl Catalog {
             bounds,
             family_of,
             families,
-            prefilter: std::sync::OnceLock::new(),
         })
     }
 
@@ -475,85 +472,6 @@ impl Catalog {
         out.dedup();
         out
     }
-
-    /// The literals a log scanner looks for in a lowercased log before it normalises a line and
-    /// matches it in full: a small cover of the catalog's patterns (every pattern contains one),
-    /// chosen greedily from their 4- to 6-byte pieces, leaving out pieces of ordinary log and
-    /// English text (`BACKGROUND`) that would make every line a candidate. Grouped by
-    /// [`PREFILTER_GROUP`] for the vectorised (Teddy) searches.
-    pub fn prefilter_groups(&self) -> &[Vec<String>] {
-        self.prefilter.get_or_init(|| self.cover())
-    }
-
-    fn cover(&self) -> Vec<Vec<String>> {
-        let mut pats: Vec<&str> = self
-            .signatures
-            .iter()
-            .flat_map(|s| s.patterns.iter().map(String::as_str))
-            .chain(self.families.iter().filter_map(|(_, f)| f.anchor()))
-            .collect();
-        pats.sort_unstable();
-        pats.dedup();
-        let pieces: Vec<Vec<String>> = pats
-            .iter()
-            .map(|p| {
-                let mut g: Vec<String> = Vec::new();
-                for w in p.split(' ') {
-                    let chars: Vec<(usize, char)> = w.char_indices().collect();
-                    for n in 4..=6 {
-                        for i in 0..chars.len().saturating_sub(n - 1) {
-                            let (Some(&(a, _)), end) = (chars.get(i), chars.get(i + n)) else {
-                                continue;
-                            };
-                            let b = end.map_or(w.len(), |&(b, _)| b);
-                            let x = w.get(a..b).unwrap_or("");
-                            let numeric = x.chars().all(|c| c.is_ascii_digit() || c == '.');
-                            if !x.is_empty() && !numeric && !BACKGROUND.contains(x) {
-                                g.push(x.to_string());
-                            }
-                        }
-                    }
-                }
-                if g.is_empty() {
-                    g.push((*p).to_string());
-                }
-                g.sort_unstable();
-                g.dedup();
-                g
-            })
-            .collect();
-        let mut uncovered: Vec<usize> = (0..pats.len()).collect();
-        let mut chosen: Vec<String> = Vec::new();
-        while !uncovered.is_empty() {
-            let mut count: std::collections::BTreeMap<&str, usize> = Default::default();
-            for &i in &uncovered {
-                for x in pieces.get(i).into_iter().flatten() {
-                    *count.entry(x.as_str()).or_default() += 1;
-                }
-            }
-            // Most patterns covered; then the longer piece; then the first in order.
-            let Some(best) = count
-                .iter()
-                .max_by(|a, b| {
-                    a.1.cmp(b.1)
-                        .then(a.0.len().cmp(&b.0.len()))
-                        .then(b.0.cmp(a.0))
-                })
-                .map(|(k, _)| k.to_string())
-            else {
-                break;
-            };
-            uncovered.retain(|&i| !pieces.get(i).is_some_and(|g| g.contains(&best)));
-            chosen.push(best);
-        }
-        // Groups of at most PREFILTER_GROUP, the shorter literals together (a group's
-        // fingerprint is as long as its shortest literal).
-        chosen.sort_by(|a, b| a.len().cmp(&b.len()).then_with(|| a.cmp(b)));
-        chosen
-            .chunks(PREFILTER_GROUP)
-            .map(<[String]>::to_vec)
-            .collect()
-    }
 }
 
 /// A word character for word-bounded matching: an ASCII letter or digit. Other bytes are
@@ -660,10 +578,6 @@ pub fn strip_log_prefix(n: &str) -> &str {
 /// (four passes) 0.87 s, of 22 0.88 s and of 16 1.0 s (docs/benchmarks.md); at most 64 in any
 /// case (the crate's limit for one search).
 pub const PREFILTER_GROUP: usize = 45;
-
-/// Words of ordinary training logs and English prose: pieces of them are not used as log-scan
-/// literals (a piece such as "loss" or "tion" would make almost every line a candidate).
-const BACKGROUND: &str = "the of and to in is you that it he was for on are as with his they at be this have from or one had by word but not what all were we when your can said there use an each which she do how their if will up other about out many then them these so some her would make like him into time has look two more write go see number no way could people my than first water been call who oil its now find long down day did get come made may part info debug warning warn epoch step loss train model data batch iter lr tokens samples throughput validation accuracy loading saving checkpoint using device starting finished done ok elapsed total average mean std value values config setup init initialized process rank world size node host port train.py grad_norm tokens/s http https www com org github python import return print self def class local lib site-packages file line module";
 
 fn validate(s: SignatureSpec, at: &str) -> Result<Signature, Vec<String>> {
     let mut errors = Vec::new();

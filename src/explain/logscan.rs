@@ -1,6 +1,6 @@
 //! `explain --log FILE`: scans a log of any size. Each block of lines is lowercased into a
 //! second buffer, and vectorised (Teddy) searches over a small cover of the catalog's patterns
-//! ([`Catalog::prefilter_groups`], about a hundred literals in groups of 45) find the candidate
+//! ([`cover`]: literals chosen against ordinary log text, in groups of 45) find the candidate
 //! lines; a byte-at-a-time automaton over the catalog's few hundred patterns ran at a fifth of
 //! the speed. A regular file of some size is cut into segments of whole lines that several
 //! threads search at once ([`scan_file`]); a pipe is read in one stream ([`scan_with`]). Either

@@ -168,12 +168,7 @@ pub fn package_managers(
 /// `python::which_windows` this looks in `…\Microsoft\WindowsApps` too, where winget is an
 /// app execution alias (a reparse point `fs::metadata` cannot follow, hence symlink_metadata).
 pub fn on_windows_path(path: &str, name: &str, pathext: Option<&str>) -> bool {
-    let exts: Vec<String> = pathext
-        .unwrap_or(".COM;.EXE;.BAT;.CMD")
-        .split(';')
-        .map(|e| e.trim().to_ascii_lowercase())
-        .filter(|e| e.starts_with('.') && e.len() > 1)
-        .collect();
+    let exts = super::python::pathext_list(pathext);
     path.split(';')
         .map(str::trim)
         .filter(|d| !d.is_empty())

@@ -185,16 +185,21 @@ fn is_executable(p: &Path) -> bool {
     p.is_file()
 }
 
-/// The first `name` on a Windows PATH with one of PATHEXT's extensions (`python` →
-/// `python.exe`), passing over the Microsoft Store's `WindowsApps` folder: its `python.exe` is
-/// an alias that opens the Store instead of running Python.
-pub fn which_windows(path: &str, name: &str, pathext: Option<&str>) -> Option<PathBuf> {
-    let exts: Vec<String> = pathext
+/// PATHEXT's extensions, lowercased (`.COM;.EXE;.BAT;.CMD` when it is not set).
+pub fn pathext_list(pathext: Option<&str>) -> Vec<String> {
+    pathext
         .unwrap_or(".COM;.EXE;.BAT;.CMD")
         .split(';')
         .map(|e| e.trim().to_ascii_lowercase())
         .filter(|e| e.starts_with('.') && e.len() > 1)
-        .collect();
+        .collect()
+}
+
+/// The first `name` on a Windows PATH with one of PATHEXT's extensions (`python` →
+/// `python.exe`), passing over the Microsoft Store's `WindowsApps` folder: its `python.exe` is
+/// an alias that opens the Store instead of running Python.
+pub fn which_windows(path: &str, name: &str, pathext: Option<&str>) -> Option<PathBuf> {
+    let exts = pathext_list(pathext);
     std::env::split_paths(path)
         .filter(|d| !d.as_os_str().is_empty() && !is_windows_apps(d))
         .find_map(|d| {
