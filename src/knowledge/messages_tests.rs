@@ -1,0 +1,45 @@
+//! Unit tests of `knowledge::messages`.
+use super::*;
+
+#[test]
+fn every_embedded_file_parses_and_names_a_category_and_a_signature() {
+    let f = load().unwrap_or_else(|e| panic!("{e:?}"));
+    assert!(f.len() >= 30, "{} families", f.len());
+    for x in &f {
+        assert!(
+            crate::report::Category::ALL
+                .iter()
+                .any(|c| c.as_str() == x.category),
+            "{}: category {}",
+            x.id,
+            x.category
+        );
+        assert!(x.signature.is_some() || x.fix.is_some(), "{}", x.id);
+    }
+}
+
+#[test]
+fn pieces_match_in_order_only() {
+    let f = families()
+        .iter()
+        .find(|f| f.id == "torch-load-cuda-unavailable")
+        .expect("family");
+    let n = crate::explain::catalog::normalise(
+        "RuntimeError: Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is False.",
+    );
+    assert!(f.matches_pieces(&n));
+    // The same pieces out of order are not the message.
+    assert!(!f.matches_pieces("device but torch. attempting to deserialize object on a cuda"));
+}
+
+#[test]
+fn keys_need_every_word_on_a_short_line() {
+    let f = families()
+        .iter()
+        .find(|f| f.id == "torch-not-compiled-cuda")
+        .expect("family");
+    assert!(f.matches_keys("torch not being compiled with cuda enabled"));
+    assert!(!f.matches_keys("torch compiled with cuda enabled"));
+    let long = "torch not compiled with cuda enabled ".repeat(4);
+    assert!(!f.matches_keys(&long));
+}
