@@ -182,6 +182,8 @@ fn the_method_follows_the_owning_packages_and_the_runfile_traces() {
     assert!(!d.evidence.is_empty());
 }
 
+// A Linux driver tree, with Linux paths in its evidence (the Windows driver is always "windows").
+#[cfg(unix)]
 #[test]
 fn no_driver_is_absent_and_a_runfile_tree_is_found() {
     let none = |_: &str, _: &[String]| -> Option<Query> { None };
