@@ -60,6 +60,15 @@ fn machines() -> Vec<(Terms, Vec<&'static str>)> {
     ]
 }
 
+/// Every install method a fix is rendered for: unknown, NVIDIA's repository, the .run installer,
+/// precompiled modules.
+const METHODS: [Option<&str>; 4] = [
+    None,
+    Some("nvidia-repo"),
+    Some("runfile"),
+    Some("precompiled"),
+];
+
 const MANAGERS: &[&str] = &[
     "apt",
     "apt-get",
@@ -95,12 +104,7 @@ fn every_fix_renders_for_every_family_with_only_its_own_package_manager() {
     for (terms, pm) in machines() {
         let family = terms.family();
         assert!(family.is_some(), "no family for {terms:?}");
-        for method in [
-            None,
-            Some("nvidia-repo"),
-            Some("runfile"),
-            Some("precompiled"),
-        ] {
+        for method in METHODS {
             let terms = Terms {
                 install_method: method.map(str::to_string),
                 ..terms.clone()
@@ -181,12 +185,7 @@ fn every_fix_renders_for_each_recorded_os_release() {
         let family = base
             .family()
             .unwrap_or_else(|| panic!("{name}: no family for {o:?}"));
-        for method in [
-            None,
-            Some("nvidia-repo"),
-            Some("runfile"),
-            Some("precompiled"),
-        ] {
+        for method in METHODS {
             let terms = Terms {
                 install_method: method.map(str::to_string),
                 ..base.clone()

@@ -36,6 +36,17 @@ AREAS = {"host", "driver", "gpus", "cuda", "cudnn", "frameworks", "environment"}
 CATALOG_URL = "https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html"
 
 
+def head(mined, *extra):
+    """The top of a generated file: its emitter, who wrote it, and the mined source (with the
+    mined file's `extra` keys too)."""
+    source = {k: mined[k] for k in ("repository", "commit", "version", *extra)}
+    return {
+        "emitter": "nvidia-kernel-driver",
+        "generated_by": "scripts/knowledge/kernel_build.py (do not edit; edit its inputs)",
+        "source": source,
+    }
+
+
 def load_json(name):
     with open(os.path.join(ROOT, "knowledge", "mined", name), encoding="utf-8") as f:
         return json.load(f)
@@ -100,14 +111,7 @@ def build_xid(errors):
             })
         entries.append(entry)
     return {
-        "emitter": "nvidia-kernel-driver",
-        "generated_by": "scripts/knowledge/kernel_build.py (do not edit; edit its inputs)",
-        "source": {
-            "repository": mined["repository"],
-            "commit": mined["commit"],
-            "version": mined["version"],
-            "header": mined["header"],
-        },
+        **head(mined, "header"),
         "catalog": cat["sources"],
         "entries": entries,
     }
@@ -160,13 +164,7 @@ def build_events(errors):
         out["families"] = fams
         events.append(out)
     return {
-        "emitter": "nvidia-kernel-driver",
-        "generated_by": "scripts/knowledge/kernel_build.py (do not edit; edit its inputs)",
-        "source": {
-            "repository": mined["repository"],
-            "commit": mined["commit"],
-            "version": mined["version"],
-        },
+        **head(mined),
         "mined_formats": len(mined["entries"]),
         "mapped_formats": len(used),
         "entries": events,

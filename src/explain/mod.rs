@@ -233,7 +233,6 @@ pub fn explain_with(input: &str, m: &crate::matrix::Matrix, cat: &catalog::Catal
     }
     // A message wrapped across two lines (a terminal, an issue form): the families whose pieces
     // only the two lines together show.
-    let all: Vec<&str> = input.lines().collect();
     for (i, pair) in all.windows(2).enumerate() {
         let [a, b] = pair else { continue };
         let hits = cat.family_matches_across(a, b);
