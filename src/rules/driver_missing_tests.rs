@@ -130,6 +130,34 @@ pub(crate) const TABLE: Table = Table {
             expect: Quiet,
             ..CASE
         },
+        // Windows: neither nvml.dll nor nvcuda.dll loads (tests/windows_libs.rs runs the same
+        // through the binary under Wine); the reasons in the probe's forms (probe::nvml,
+        // probe::mod) with libloading's Windows error.
+        Case {
+            name: "windows-no-driver",
+            base: NoDriver,
+            set: &[
+                (
+                    "/driver/nvml",
+                    r#"{"status": "absent", "code": "nvml_library_missing",
+                    "why": "the NVML library nvml.dll could not be loaded (LoadLibraryExW failed); it is installed with the NVIDIA driver"}"#,
+                ),
+                (
+                    "/driver/libcuda",
+                    r#"{"status": "absent", "code": "not_found",
+                    "why": "nvcuda.dll could not be loaded: LoadLibraryExW failed"}"#,
+                ),
+            ],
+            assume: &["os=windows"],
+            expect: Fires(Error, DriverMissing),
+            ..CASE
+        },
+        Case {
+            name: "windows-nvml-loads",
+            assume: &["os=windows"],
+            expect: Quiet,
+            ..CASE
+        },
     ],
 };
 
