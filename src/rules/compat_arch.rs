@@ -184,3 +184,7 @@ fn list(v: &[String]) -> String {
         v.join(", ")
     }
 }
+
+#[cfg(test)]
+#[path = "compat_arch_tests.rs"]
+pub(super) mod tests;

@@ -175,3 +175,7 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
     }
     out
 }
+
+#[cfg(test)]
+#[path = "compat_cudnn_tests.rs"]
+pub(super) mod tests;

@@ -196,3 +196,7 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
     }
     out
 }
+
+#[cfg(test)]
+#[path = "compat_driver_tests.rs"]
+pub(super) mod tests;

@@ -85,3 +85,7 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
     }
     out
 }
+
+#[cfg(test)]
+#[path = "compat_forward_tests.rs"]
+pub(super) mod tests;

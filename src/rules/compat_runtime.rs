@@ -145,3 +145,7 @@ fn tf_missing_libs(ctx: &Context, doc: &RuleDoc, b: &Build) -> Option<Finding> {
     f = f.link(&row.source);
     Some(f)
 }
+
+#[cfg(test)]
+#[path = "compat_runtime_tests.rs"]
+pub(super) mod tests;

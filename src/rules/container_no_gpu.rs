@@ -69,3 +69,7 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
         .evidence(json!({"container": kind, "markers": host.container_markers, "NVIDIA_VISIBLE_DEVICES": nvidia_visible}))
         .link("https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/install-guide.html")]
 }
+
+#[cfg(test)]
+#[path = "container_no_gpu_tests.rs"]
+pub(super) mod tests;

@@ -164,3 +164,7 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
     }
     out
 }
+
+#[cfg(test)]
+#[path = "cpu_only_build_tests.rs"]
+pub(super) mod tests;

@@ -109,4 +109,4 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
 
 #[cfg(test)]
 #[path = "cuda_visible_devices_tests.rs"]
-mod tests;
+pub(super) mod tests;

@@ -37,3 +37,7 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
         .fix_owned("Unset them:", vec![format!("unset {}", set.join(" "))])
         .evidence(json!(set.iter().map(|k| (k.to_string(), ctx.snap.env.get(*k).cloned().unwrap_or_default())).collect::<std::collections::BTreeMap<_, _>>()))]
 }
+
+#[cfg(test)]
+#[path = "debug_injection_tests.rs"]
+pub(super) mod tests;

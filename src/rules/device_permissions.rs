@@ -45,3 +45,7 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
         )
         .evidence(json!({"not_accessible": blocked}))]
 }
+
+#[cfg(test)]
+#[path = "device_permissions_tests.rs"]
+pub(super) mod tests;

@@ -127,3 +127,7 @@ fn on_windows(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
         )
         .evidence(json!({"nvml_driver": nvml, "nvcuda_driver": file, "nvcuda_path": path}))]
 }
+
+#[cfg(test)]
+#[path = "driver_library_mismatch_tests.rs"]
+pub(super) mod tests;

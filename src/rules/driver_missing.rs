@@ -214,3 +214,7 @@ fn on_windows(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
         .evidence(json!({"nvml": d.nvml.reason(), "nvcuda": d.libcuda.reason()}))
         .link(super::windows_fixes::DRIVER_DOWNLOAD)]
 }
+
+#[cfg(test)]
+#[path = "driver_missing_tests.rs"]
+pub(super) mod tests;

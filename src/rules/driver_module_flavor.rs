@@ -86,3 +86,7 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
     }
     out
 }
+
+#[cfg(test)]
+#[path = "driver_module_flavor_tests.rs"]
+pub(super) mod tests;

@@ -56,3 +56,7 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
         )
         .evidence(json!({"expected": want, "nvml_gpus": listed, "pci_gpus": on_bus}))]
 }
+
+#[cfg(test)]
+#[path = "expected_gpus_tests.rs"]
+pub(super) mod tests;

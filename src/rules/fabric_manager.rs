@@ -74,3 +74,7 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
             .link("https://docs.nvidia.com/datacenter/tesla/fabric-manager-user-guide/index.html")],
     }
 }
+
+#[cfg(test)]
+#[path = "fabric_manager_tests.rs"]
+pub(super) mod tests;

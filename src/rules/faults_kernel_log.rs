@@ -117,3 +117,7 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
     }
     out
 }
+
+#[cfg(test)]
+#[path = "faults_kernel_log_tests.rs"]
+pub(super) mod tests;

@@ -133,3 +133,7 @@ fn capital(s: &str) -> String {
         None => String::new(),
     }
 }
+
+#[cfg(test)]
+#[path = "faults_xid_tests.rs"]
+pub(super) mod tests;

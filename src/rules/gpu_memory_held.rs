@@ -71,3 +71,7 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
     }
     out
 }
+
+#[cfg(test)]
+#[path = "gpu_memory_held_tests.rs"]
+pub(super) mod tests;

@@ -77,3 +77,7 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
     }
     out
 }
+
+#[cfg(test)]
+#[path = "health_config_tests.rs"]
+pub(super) mod tests;

@@ -62,3 +62,7 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
     }
     out
 }
+
+#[cfg(test)]
+#[path = "health_lost_tests.rs"]
+pub(super) mod tests;

@@ -119,3 +119,7 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
     }
     out
 }
+
+#[cfg(test)]
+#[path = "health_memory_tests.rs"]
+pub(super) mod tests;

@@ -71,3 +71,7 @@ fn list(v: &[u32]) -> String {
         .collect::<Vec<_>>()
         .join(", ")
 }
+
+#[cfg(test)]
+#[path = "health_nvlink_tests.rs"]
+pub(super) mod tests;

@@ -88,3 +88,7 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
     }
     out
 }
+
+#[cfg(test)]
+#[path = "health_pcie_tests.rs"]
+pub(super) mod tests;

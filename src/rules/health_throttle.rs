@@ -76,3 +76,7 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
     }
     out
 }
+
+#[cfg(test)]
+#[path = "health_throttle_tests.rs"]
+pub(super) mod tests;

@@ -102,3 +102,7 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
     f.category = Category::DriverMissing;
     vec![f]
 }
+
+#[cfg(test)]
+#[path = "host_tegra_tests.rs"]
+pub(super) mod tests;

@@ -56,3 +56,7 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
         .evidence(json!({"sources": why}))
         .link("https://docs.kernel.org/admin-guide/sysctl/kernel.html#dmesg-restrict")]
 }
+
+#[cfg(test)]
+#[path = "kernel_log_unreadable_tests.rs"]
+pub(super) mod tests;

@@ -100,3 +100,7 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
     }
     out
 }
+
+#[cfg(test)]
+#[path = "library_path_conflict_tests.rs"]
+pub(super) mod tests;

@@ -125,3 +125,7 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
     }
     out
 }
+
+#[cfg(test)]
+#[path = "matrix_stale_tests.rs"]
+pub(super) mod tests;

@@ -43,6 +43,8 @@ mod stress_memory;
 mod stress_run;
 mod stress_watch;
 mod stub_libcuda;
+#[cfg(test)]
+mod testkit;
 mod unloadable_library;
 mod windows_adapter;
 pub mod windows_fixes;

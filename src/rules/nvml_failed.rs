@@ -123,3 +123,7 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
     }
     out
 }
+
+#[cfg(test)]
+#[path = "nvml_failed_tests.rs"]
+pub(super) mod tests;

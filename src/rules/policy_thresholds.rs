@@ -75,3 +75,7 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
     }
     out
 }
+
+#[cfg(test)]
+#[path = "policy_thresholds_tests.rs"]
+pub(super) mod tests;

@@ -23,3 +23,7 @@ pub const RULE: Rule = Rule {
 fn check(_ctx: &Context, _doc: &RuleDoc) -> Vec<Finding> {
     Vec::new()
 }
+
+#[cfg(test)]
+#[path = "policy_waiver_expired_tests.rs"]
+pub(super) mod tests;

@@ -46,3 +46,7 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
         })
         .collect()
 }
+
+#[cfg(test)]
+#[path = "probe_crashed_tests.rs"]
+pub(super) mod tests;

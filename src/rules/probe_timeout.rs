@@ -69,3 +69,7 @@ fn deep_import(doc: &RuleDoc, p: &crate::snapshot::ProbeRun) -> Finding {
     f.area = Area::Frameworks;
     f
 }
+
+#[cfg(test)]
+#[path = "probe_timeout_tests.rs"]
+pub(super) mod tests;

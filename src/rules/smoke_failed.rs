@@ -224,4 +224,4 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
 
 #[cfg(test)]
 #[path = "smoke_failed_tests.rs"]
-mod tests;
+pub(super) mod tests;

@@ -64,3 +64,7 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
     }
     out
 }
+
+#[cfg(test)]
+#[path = "stress_compute_tests.rs"]
+pub(super) mod tests;

@@ -107,3 +107,7 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
     }
     out
 }
+
+#[cfg(test)]
+#[path = "stress_memory_tests.rs"]
+pub(super) mod tests;

@@ -110,3 +110,7 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
     }
     out
 }
+
+#[cfg(test)]
+#[path = "stress_run_tests.rs"]
+pub(super) mod tests;

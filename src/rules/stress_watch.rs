@@ -195,3 +195,7 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
     }
     out
 }
+
+#[cfg(test)]
+#[path = "stress_watch_tests.rs"]
+pub(super) mod tests;

@@ -59,3 +59,7 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
         )
         .evidence(json!({"libcuda_files": files}))]
 }
+
+#[cfg(test)]
+#[path = "stub_libcuda_tests.rs"]
+pub(super) mod tests;

@@ -92,3 +92,7 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
     }
     out
 }
+
+#[cfg(test)]
+#[path = "unloadable_library_tests.rs"]
+pub(super) mod tests;

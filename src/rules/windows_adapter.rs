@@ -126,3 +126,7 @@ fn name(a: &DisplayAdapter) -> &str {
         &a.name
     }
 }
+
+#[cfg(test)]
+#[path = "windows_adapter_tests.rs"]
+pub(super) mod tests;

@@ -159,3 +159,7 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
             "https://learn.microsoft.com/en-us/windows-hardware/drivers/display/tdr-registry-keys",
         )]
 }
+
+#[cfg(test)]
+#[path = "windows_tdr_tests.rs"]
+pub(super) mod tests;
