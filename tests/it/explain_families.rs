@@ -1,0 +1,286 @@
+//! The message families mined from the emitters (`knowledge/messages/`, issue 30) recognised in
+//! real texts copied from public threads (each case names its thread), with the cause they
+//! must come back with; wrapped texts; rewording; and the generators' staleness checks.
+
+#![allow(clippy::print_stderr, clippy::unwrap_used, clippy::expect_used)]
+
+use crate::common;
+
+use common::Run;
+use gpudoctor::explain::explain_text;
+use gpudoctor::matrix::Matrix;
+
+struct Case {
+    source: &'static str,
+    text: &'static str,
+    category: &'static str,
+    /// The signature that must come first.
+    signature: &'static str,
+}
+
+const fn c(
+    source: &'static str,
+    text: &'static str,
+    category: &'static str,
+    signature: &'static str,
+) -> Case {
+    Case {
+        source,
+        text,
+        category,
+        signature,
+    }
+}
+
+const CASES: &[Case] = &[
+    // XLA's BFC allocator (xla/tsl/framework/bfc_allocator.cc), in both capitalisations.
+    c("https://github.com/jax-ml/jax/issues/13428", "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 6291456 bytes.", "gpu_memory_exhausted", "jax-oom"),
+    c("https://github.com/jax-ml/jax/issues/4994", "FAILED tests/core_test.py::CoreTest::test_jit_42 - RuntimeError: Resource exhausted: Out of memory while trying to allocate 24 bytes.", "gpu_memory_exhausted", "jax-oom"),
+    // TensorFlow's conv kernels.
+    c("https://github.com/irdanish11/AnomalyEventDetection/issues/1", "UnknownError: 2 root error(s) found.\n  (0) Unknown: Failed to get convolution algorithm. This is probably because cuDNN failed to initialize, so try looking to see if a warning log message was printed above.\n\t [[{{node conv3d/Conv3D}}]]", "gpu_memory_exhausted", "tf-cudnn-init"),
+    c("https://github.com/mozilla/DeepSpeech/issues/2211", "tensorflow.python.framework.errors_impl.UnknownError: Failed to get convolution algorithm. \nThis is probably because cuDNN failed to initialize, so try looking to see if a warning log \nmessage was printed above.\n\t [[{{node tower_0/conv1d/Conv2D}}]]", "gpu_memory_exhausted", "tf-cudnn-init"),
+    // cuDNN 8 on Windows (the string is in cudnn_ops_infer64_8.dll of nvidia-cudnn-cu11 8.9.5.29).
+    c("https://github.com/AlexeyAB/darknet/issues/8551", "Could not locate zlibwapi.dll. Please make sure it is in your library path!\n\nCUDA-version: 11070 (11070), cuDNN: 8.4.1, GPU count: 1", "cudnn_mismatch", "cudnn-zlibwapi"),
+    c("https://github.com/PaddlePaddle/PaddleOCR/issues/8400", "ppocr WARNING: When args.layout is false, args.ocr is automatically set to false\nCould not locate zlibwapi.dll. Please make sure it is in your library path!", "cudnn_mismatch", "cudnn-zlibwapi"),
+    // Python's Windows loader, the older and the newer form.
+    c("https://github.com/tensorflow/tensorflow/issues/39071", "  File \"C:\\Users\\dell\\anaconda3\\lib\\imp.py\", line 342, in load_dynamic\n    return _load(spec)\n\nImportError: DLL load failed: The specified module could not be found.", "cuda_runtime_mismatch", "windows-dll-load"),
+    c("https://github.com/rantonels/starless/issues/18", "from . import multiarray ImportError: DLL load failed while importing multiarray: The specified module could not be found.", "cuda_runtime_mismatch", "windows-dll-load"),
+    c("https://github.com/thu-ml/tianshou/issues/297", "OSError: [WinError 1455] The paging file is too small for this operation to complete\nError loading \"E:\\Anaconda\\envs\\Python37\\lib\\site-packages\\torch\\lib\\cudnn_cnn_train64_8.dll\" or one of its dependencies.", "host_memory_exhausted", "cpu-alloc"),
+    // The display watchdog (cudaErrorLaunchTimeout's text in libcudart).
+    c("https://github.com/mrnabati/CenterFusion/issues/76", "RuntimeError: CUDA error: the launch timed out and was terminated\nCUDA kernel errors might be asynchronously reported at some other API call,so the stacktrace below might be incorrect.\nFor debugging consider passing CUDA_LAUNCH_BLOCKING=1.", "driver_fault", "cuda-launch-timeout"),
+    c("https://github.com/happynear/caffe-windows/issues/250", "Check failed: error == cudaSuccess (6 vs. 0)  the launch timed out and was terminated", "driver_fault", "cuda-launch-timeout"),
+    // torch.load's map_location text (torch/serialization.py).
+    c("https://github.com/kleinlee/DH_live/issues/22", "RuntimeError: Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is False. If you are running on a CPU-only machine, please use torch.load with map_location=torch.device('cpu') to map your storages to the CPU.", "cpu_only_build", "torch-load-no-cuda"),
+    c("https://github.com/yunjey/pytorch-tutorial/issues/249", "RuntimeError: Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is False. If you are running on a CPU-only machine, please use torch.load with map_locatio\nn=torch.device('cpu') to map your storages to the CPU.", "cpu_only_build", "torch-load-no-cuda"),
+    // The device-side assert as CUDA prints it (a backtick before the closing quote).
+    c("https://github.com/Deci-AI/super-gradients/issues/1307", "../aten/src/ATen/native/cuda/IndexKernel.cu:92: operator(): block: [68,0,0], thread: [64,0,0] Assertion `index >= -sizes[i] && index < sizes[i] && \"index out of bounds\"` failed.", "application_error", "device-assert"),
+    c("https://github.com/kousw/stable-diffusion-webui-daam/issues/4", "C:\\actions-runner\\_work\\pytorch\\pytorch\\builder\\windows\\pytorch\\aten\\src\\ATen\\native\\cuda\\IndexKernel.cu:91: block: [26,0,0], thread: [32,0,0] Assertion `index >= -sizes[i] && index < sizes[i] && \"index out of bounds\"` failed.", "application_error", "device-assert"),
+    // NVML's NVML_ERROR_NO_PERMISSION, from nvidia-smi and from nvidia-container-cli.
+    c("https://github.com/NVIDIA/nvidia-container-toolkit/issues/210", "podman run --rm --device nvidia.com/gpu=all ubuntu nvidia-smi -L\nFailed to initialize NVML: Insufficient Permissions", "configuration", "nvml-no-permission"),
+    c("https://github.com/NVIDIA/nvidia-docker/issues/676", "Then `nvidia-smi`  I get the following error\n`Failed to initialize NVML: Insufficient Permissions`", "configuration", "nvml-no-permission"),
+    // The scheduler's "Insufficient %v" for nvidia.com/gpu.
+    c("https://github.com/NVIDIA/k8s-device-plugin/issues/165", "0/3 nodes are available: 3 insufficient nvidia.com/gpu.", "container_no_gpu", "k8s-insufficient-gpu"),
+    // glibc's dl-version.c.
+    c("https://github.com/pyg-team/pyg-lib/issues/548", "OSError: /lib/x86_64-linux-gnu/libc.so.6: version `GLIBC_2.33' not found (required by /home/ee615/anaconda3/envs/qcnet/lib/python3.10/site-packages/libpyg.so)", "library_path_conflict", "glibc-version"),
+];
+
+#[test]
+fn each_family_comes_back_with_its_cause() {
+    let m = Matrix::embedded().unwrap();
+    let mut bad = Vec::new();
+    for case in CASES {
+        let v = explain_text(case.text, &m);
+        let Some(first) = v.first() else {
+            bad.push(format!("{}: no match", case.source));
+            continue;
+        };
+        if first.category.as_str() != case.category || first.code != case.signature {
+            bad.push(format!(
+                "{}: got {} ({}), want {} ({})",
+                case.source,
+                first.code,
+                first.category.as_str(),
+                case.signature,
+                case.category
+            ));
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+/// The families' cause, on the issue's own list of texts that printed "No known code or message
+/// matched" (issue 30; a reworded title and a bare text from the threads it measured).
+#[test]
+fn a_reworded_short_title_and_a_bare_text_are_recognised() {
+    let m = Matrix::embedded().unwrap();
+    let first = |t: &str| {
+        explain_text(t, &m)
+            .first()
+            .map(|x| (x.code.clone(), x.category.as_str()))
+    };
+    assert_eq!(
+        first("Torch not being compiled with CUDA enabled"),
+        Some((serde_json::json!("torch-cpu"), "cpu_only_build"))
+    );
+    assert_eq!(
+        first("out of memory"),
+        Some((serde_json::json!("cuda-oom"), "gpu_memory_exhausted"))
+    );
+    // Key words need the negation and a short line: a positive statement, or a long line that
+    // happens to hold the words, is not the message.
+    assert!(!explain_text("Torch compiled with CUDA enabled: True", &m)
+        .iter()
+        .any(|x| x.category.as_str() == "cpu_only_build"));
+    let long = "Loading model... torch version 2.5.1 was not compiled by us, but CUDA support is enabled per config file settings";
+    assert!(!explain_text(long, &m)
+        .iter()
+        .any(|x| x.category.as_str() == "cpu_only_build"));
+    // Key words are for a whole short text: in a longer paste the bare line is one clue among
+    // others (https://github.com/microsoft/WSL/issues/7852: deviceQuery's failure leads).
+    let query = "./deviceQuery Starting...\n\n CUDA Device Query (Runtime API) version (CUDART static linking)\n\ncudaGetDeviceCount returned 2\n-> out of memory\nResult = FAIL";
+    assert_eq!(
+        explain_text(query, &m).first().map(|x| x.category.as_str()),
+        Some("smoke_failure")
+    );
+    // The host's OOM killer is not the CUDA text.
+    let host = explain_text(
+        "Out of memory: Killed process 4242 (python) total-vm:9000kB",
+        &m,
+    );
+    assert_eq!(
+        host.first().map(|x| x.category.as_str()),
+        Some("host_memory_exhausted")
+    );
+}
+
+/// A message wrapped across two lines still reads as its family: at a word (an issue form) and
+/// in the middle of a word (a terminal's hard wrap at 60 columns), the real text of
+/// https://github.com/kleinlee/DH_live/issues/22.
+#[test]
+fn a_wrapped_message_is_recognised() {
+    let m = Matrix::embedded().unwrap();
+    let text = "RuntimeError: Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is False. If you are running on a CPU-only machine, please use torch.load with map_location=torch.device('cpu') to map your storages to the CPU.";
+    let at_word = text.replacen("a CUDA device", "a CUDA\ndevice", 1);
+    let hard: String = text
+        .chars()
+        .collect::<Vec<_>>()
+        .chunks(60)
+        .map(|c| c.iter().collect::<String>())
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(
+        hard.lines().next().unwrap().ends_with("a CUDA dev"),
+        "{hard}"
+    );
+    for t in [at_word, hard] {
+        let v = explain_text(&t, &m);
+        assert_eq!(
+            v.first().map(|x| x.code.clone()),
+            Some(serde_json::json!("torch-load-no-cuda")),
+            "{t}"
+        );
+    }
+}
+
+/// Every family joins its signature in the embedded catalog, with the signature's category.
+#[test]
+fn every_family_joins_a_signature_of_its_category() {
+    let cat = gpudoctor::explain::catalog::Catalog::embedded().unwrap();
+    let fams = gpudoctor::knowledge::messages::families();
+    assert!(fams.len() >= 30);
+    for f in fams {
+        let sig = f.signature.as_deref().unwrap();
+        let Some((i, _)) = cat.families.iter().find(|(_, x)| x.id == f.id) else {
+            panic!("{} did not join {sig}", f.id);
+        };
+        let s = &cat.signatures[*i];
+        assert_eq!(s.id, sig);
+        assert!(
+            s.category.as_str() == f.category || s.also.iter().any(|a| a.as_str() == f.category),
+            "{}: family says {}, signature {} says {}",
+            f.id,
+            f.category,
+            s.id,
+            s.category.as_str()
+        );
+    }
+    // Every family is found by the log scanner (its prefilter covers the family's anchor): a
+    // line of the family's pieces, holes filled, among ordinary training lines.
+    let m = gpudoctor::matrix::Matrix::embedded().unwrap();
+    for (i, f) in cat.families.iter().map(|(i, f)| (*i, f)) {
+        if f.anchor().is_none() {
+            continue; // a family of key words only (a bare "out of memory"), never a log line
+        }
+        let mut log = String::new();
+        for k in 0..200 {
+            log.push_str(&format!("epoch 1 step {k} loss 0.{k} cuda:0 lr 0.001\n"));
+        }
+        log.push_str(&f.pieces.join(" 7 "));
+        log.push('\n');
+        let r = gpudoctor::explain::logscan::scan_with(log.as_bytes(), &m, &cat).unwrap();
+        let sig = &cat.signatures[i].id;
+        assert!(
+            r.matches.iter().any(|x| x.code == serde_json::json!(sig)
+                || x.category.as_str() == cat.signatures[i].category.as_str()),
+            "{}: the scan of {:?} found {:?}",
+            f.id,
+            f.pieces,
+            r.matches.iter().map(|x| &x.code).collect::<Vec<_>>()
+        );
+    }
+}
+
+/// `explain --log` finds the families in a log through the scanner's prefilter (their anchors
+/// are in its cover): ordinary training lines around two real lines
+/// (https://github.com/AlexeyAB/darknet/issues/8551, https://github.com/mrnabati/CenterFusion/issues/76).
+#[test]
+fn a_log_scan_finds_the_families() {
+    let d = tempfile::tempdir().unwrap();
+    let f = d.path().join("train.log");
+    let mut log = String::new();
+    for i in 0..2000 {
+        log.push_str(&format!("epoch 1 step {i} loss 0.{i} cuda:0 lr 0.001\n"));
+    }
+    log.push_str("Could not locate zlibwapi.dll. Please make sure it is in your library path!\n");
+    log.push_str("RuntimeError: CUDA error: the launch timed out and was terminated\n");
+    std::fs::write(&f, log).unwrap();
+    let r = Run::new()
+        .args(["explain", "--json", "--log"])
+        .arg_path(&f)
+        .run();
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let codes: Vec<String> = r.json()["matches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["code"].to_string())
+        .collect();
+    assert!(
+        codes.contains(&"\"cudnn-zlibwapi\"".to_string()),
+        "{codes:?}"
+    );
+    assert!(
+        codes.contains(&"\"cuda-launch-timeout\"".to_string()),
+        "{codes:?}"
+    );
+}
+
+fn script(args: &[&str]) -> std::process::Output {
+    std::process::Command::new("timeout")
+        .arg("300")
+        .arg(common::python())
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/scripts/knowledge/msg_families.py"
+        ))
+        .args(args)
+        .output()
+        .expect("python runs scripts/knowledge")
+}
+
+/// `build --check`: the committed knowledge/messages/*.yaml are what the generator writes from
+/// the committed mined JSON and the mapping (runs everywhere).
+#[test]
+fn the_built_families_are_what_the_generator_writes() {
+    let o = script(&["build", "--check"]);
+    assert!(
+        o.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// `mine --check`: where the pinned sources are present (fetched mirrors, downloaded wheels),
+/// the committed mined JSON is what they give; an absent input is skipped and said.
+#[test]
+fn the_mined_families_are_what_the_sources_give_where_present() {
+    let o = script(&["mine", "--check"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    eprintln!("{out}");
+    assert!(
+        o.status.success(),
+        "{out}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
