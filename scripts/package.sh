@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Packs one built gpudoctor binary into a release tarball, copies install.sh beside it and
-# rewrites SHA256SUMS. scripts/release.sh calls it for each architecture; tests/install.rs calls
+# rewrites SHA256SUMS. scripts/release.sh calls it for each architecture; tests/it/install.rs calls
 # it with the debug binary, so the layout the install script is tested on is the real one.
 #
 #   scripts/package.sh --bin BINARY --arch x86_64|aarch64 [--docbin BINARY] [--out DIR]

@@ -4,7 +4,7 @@
 #     whose cudaRuntimeGetVersion needs no GPU), installed into a throwaway venv;
 #   - kubernetes-validate, for the Kubernetes manifests in scripts/k8s;
 #   - ptxas from nvidia-cuda-nvcc-cu12 (only that file is unpacked), to assemble the embedded PTX
-#     kernels for every GPU target offline (tests/ptx.rs);
+#     kernels for every GPU target offline (tests/it/ptx.rs);
 #   - libcudnn.so.9 with libcudnn_graph.so.9 and cudnn_version.h from nvidia-cudnn-cu12
 #     (only those files are unpacked from the wheel), and a copy of libcudnn.so.9 alone, which
 #     aborts in cudnnGetVersion: the probe must survive that.

@@ -8,8 +8,10 @@
 # which Wine 8 lacks: scripts/dev/bcryptprimitives.c), fetches the real Windows CUDA DLLs from
 # PyPI (scripts/test-setup.sh), runs clippy for the Windows target, then the unit tests and the
 # Windows integration tests through Wine (CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER). Extra
-# arguments go to cargo test (e.g. `--test windows`, `--no-fail-fast`); without a --test or
-# --lib among them, the unit tests and tests/windows*.rs run.
+# arguments go to cargo test (e.g. `--test it windows_tdr::`, `--no-fail-fast`); without a --test
+# or --lib among them, the unit tests run, then the modules tests/it/windows*.rs of the one
+# integration test binary (`--test it windows:: windows_fixes:: ...`: the filters match a test
+# whose path holds one, and only these modules' paths do).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TARGET=x86_64-pc-windows-gnu
@@ -47,7 +49,7 @@ if [ ! -f "$WINEPREFIX/.gpudoctor-v1" ]; then
 fi
 export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER=wine
 # The stand-in driver libraries of tests/standin, built as Windows DLLs (nvml.dll, nvcuda.dll)
-# for tests/windows_standin.rs: Wine has no NVIDIA driver.
+# for tests/it/windows_standin.rs: Wine has no NVIDIA driver.
 export GPUDOCTOR_WIN_STANDINS=$target_dir/standin-win
 mkdir -p "$GPUDOCTOR_WIN_STANDINS"
 x86_64-w64-mingw32-gcc -shared -O1 -o "$GPUDOCTOR_WIN_STANDINS/nvml.dll" tests/standin/libnvidia-ml.c
@@ -55,7 +57,7 @@ x86_64-w64-mingw32-windres tests/standin/nvcuda.rc -O coff -o "$GPUDOCTOR_WIN_ST
 x86_64-w64-mingw32-gcc -shared -O1 -o "$GPUDOCTOR_WIN_STANDINS/nvcuda.dll" tests/standin/libcuda.c \
   "$GPUDOCTOR_WIN_STANDINS/nvcuda.res"
 # The stand-in driver that runs our PTX (crates/standin-cuda, the same source as the Linux
-# tests' libcuda.so.1), as gpu/nvcuda.dll, for tests/windows_standin_gpu.rs.
+# tests' libcuda.so.1), as gpu/nvcuda.dll, for tests/it/windows_standin_gpu.rs.
 cargo build -p standin-cuda --target "$TARGET"
 mkdir -p "$GPUDOCTOR_WIN_STANDINS/gpu"
 cp "$target_dir/$TARGET/debug/standin_cuda.dll" "$GPUDOCTOR_WIN_STANDINS/gpu/nvcuda.dll"
@@ -65,14 +67,16 @@ if [ "$clippy" = 1 ]; then
   cargo clippy --target "$TARGET" --workspace --all-targets -- -D warnings
 fi
 echo "== cargo test --target $TARGET (under Wine)"
+status=0
 case " $* " in
-  *" --test "* | *" --lib "*) ;;
+  *" --test "* | *" --lib "*) cargo test --target "$TARGET" "$@" || status=$? ;;
   *)
-    for t in tests/windows*.rs; do set -- "$@" --test "$(basename "$t" .rs)"; done
-    set -- --lib "$@"
+    cargo test --target "$TARGET" --lib "$@" || status=$?
+    filters=()
+    for t in tests/it/windows*.rs; do filters+=("$(basename "$t" .rs)::"); done
+    case " $* " in *" -- "*) ;; *) set -- "$@" -- ;; esac
+    cargo test --target "$TARGET" --test it "$@" "${filters[@]}" || status=$?
     ;;
 esac
-status=0
-cargo test --target "$TARGET" "$@" || status=$?
 wineserver -k >/dev/null 2>&1 || true
 exit $status

@@ -666,7 +666,7 @@ fn both_kinds_of_outcome_are_in_the_real_combinations() {
 mod agree;
 
 /// Issue 16: `recommend` never names a build that `check` rejects on the same facts, and names
-/// one whenever `check` would pass one (tests/common/agree.rs says exactly what is compared).
+/// one whenever `check` would pass one (tests/it/common/agree.rs says exactly what is compared).
 #[test]
 fn recommend_agrees_with_check_on_every_case() {
     let mut tally = agree::Tally::default();

@@ -7,7 +7,7 @@
 //! (it needs a GPU, its output holds times) says so right before it, with its reason:
 //! `<!-- readme-test: not run: REASON -->`.
 //!
-//! `README_UPDATE=1 cargo test --test readme` rewrites the outputs in README.md in place; check
+//! `README_UPDATE=1 cargo test --test it readme::` rewrites the outputs in README.md in place; check
 //! the diff.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
@@ -233,7 +233,7 @@ fn the_readme_sample_outputs_are_what_gpudoctor_prints() {
     }
     assert!(
         stale.is_empty(),
-        "stale README output (README_UPDATE=1 cargo test --test readme rewrites it):\n{}",
+        "stale README output (README_UPDATE=1 cargo test --test it readme::rewrites it):\n{}",
         stale.join("\n")
     );
 }
@@ -410,7 +410,7 @@ fn the_readme_facts_are_the_binarys_and_the_matrixs() {
     }
     assert!(
         stale.is_empty(),
-        "README.md is out of date (README_UPDATE=1 cargo test --test readme rewrites it):\n{}",
+        "README.md is out of date (README_UPDATE=1 cargo test --test it readme::rewrites it):\n{}",
         stale.join("\n")
     );
 }

@@ -5,7 +5,7 @@
 //! machine lets a test make a cgroup); kernel-log lines written during the run; the exit status
 //! passed through; the output passed through byte for byte, through pipes and through a
 //! pseudo-terminal; signals passed on; `--save`.
-// Linux only: `gpudoctor run` uses a pty, /proc and signals; Windows has its own tests (tests/windows*.rs).
+// Linux only: `gpudoctor run` uses a pty, /proc and signals; Windows has its own tests (tests/it/windows*.rs).
 #![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
 

@@ -134,7 +134,7 @@ fn an_old_driver_on_windows() {
 }
 
 /// The human report gives the same fixes in Windows terms. (The probe lines of these recorded
-/// Linux snapshots name Linux libraries; tests/windows.rs checks a whole Windows report.)
+/// Linux snapshots name Linux libraries; tests/it/windows.rs checks a whole Windows report.)
 #[test]
 fn the_text_report_on_windows() {
     let ran = Run::new()

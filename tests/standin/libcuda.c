@@ -1,4 +1,4 @@
-/* A stand-in for libcuda.so.1, built by tests/standin.rs with `cc`, for driver faults a real
+/* A stand-in for libcuda.so.1, built by tests/it/standin.rs with `cc`, for driver faults a real
  * library can't be made to show here. It answers from environment variables:
  *   STANDIN_CUDA_VERSION   cuDriverGetVersion's answer (default 12080), or "hang"
  *   STANDIN_CUINIT         "hang" (never returns), "segv" (crashes), or a CUresult to return

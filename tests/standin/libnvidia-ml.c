@@ -1,4 +1,4 @@
-/* A stand-in for libnvidia-ml.so.1, built by tests/standin_nvml.rs with `cc`, for driver faults a
+/* A stand-in for libnvidia-ml.so.1, built by tests/it/standin_nvml.rs with `cc`, for driver faults a
  * real NVML can't be made to show here. It answers from environment variables:
  *   STANDIN_NVML_PROFILE  the GPUs' values, recorded on real machines (see `profiles` below):
  *                         h100 (default), a100, rtx, r470, v100

@@ -2,7 +2,7 @@
 //! entry point gpudoctor's `src/gpu/cudadrv.rs` / `cuda.rs` calls, answered on the host, with
 //! device memory in host memory and our PTX modules run by `ptx-interp`, so `check`'s smoke
 //! steps and `stress` go end to end through the real driver-API code without a GPU. Built by
-//! the tests (tests/standin_gpu.rs); never part of the shipped binary.
+//! the tests (tests/it/standin_gpu.rs); never part of the shipped binary.
 //!
 //! Signatures and result codes are cuda.h's (CUDA 12.x; CUresult values there). Faults on
 //! demand, from the environment:

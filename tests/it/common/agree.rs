@@ -7,8 +7,8 @@
 //! - when nothing can run until the driver changes, `check` on F has an error on a GPU, and with
 //!   the driver it names (D) `check` has none and the build it names then adds none.
 //!
-//! Included by path (`#[path = "common/agree.rs"] mod agree;`) in tests/compat_table.rs and
-//! tests/recommend.rs; the combinations come from their tables and from
+//! Included by path (`#[path = "common/agree.rs"] mod agree;`) in tests/it/compat_table.rs and
+//! tests/it/recommend.rs; the combinations come from their tables and from
 //! tests/fixtures/combinations.yaml when that file exists.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
