@@ -662,8 +662,7 @@ fn both_kinds_of_outcome_are_in_the_real_combinations() {
     assert!(ok >= 10 && all.len() - ok >= 20, "{ok} of {}", all.len());
 }
 
-#[path = "common/agree.rs"]
-mod agree;
+use common::agree;
 
 /// Issue 16: `recommend` never names a build that `check` rejects on the same facts, and names
 /// one whenever `check` would pass one (tests/it/common/agree.rs says exactly what is compared).

@@ -5,7 +5,7 @@
 #![allow(clippy::print_stderr, clippy::unwrap_used, clippy::expect_used)]
 
 use crate::common;
-use common::{fixtures, Run};
+use common::{snapshot_json, Run};
 use std::io::Write;
 
 #[test]
@@ -211,10 +211,7 @@ fn rule_documentation() {
 #[test]
 fn with_check_joins_the_explanation_with_the_machine() {
     // A driver-too-old message on a machine whose snapshot has R470 and torch cu121.
-    let mut s: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(fixtures().join("snapshots/synthetic-2xh100.json")).unwrap(),
-    )
-    .unwrap();
+    let mut s = snapshot_json("synthetic-2xh100.json");
     for p in [
         "/driver/kernel_module/value/version",
         "/driver/sys_module_version/value",

@@ -5,15 +5,12 @@
 #![allow(clippy::print_stderr, clippy::unwrap_used, clippy::expect_used)]
 
 use crate::common;
-use common::{finding, fixtures, Run};
+use common::{check_json, finding, fixtures, is_root, snapshot_json, Run};
 use gpudoctor::probe::kernel_log::Collector;
 use serde_json::{json, Value};
 
 fn h100_with_log() -> Value {
-    let mut s: Value = serde_json::from_str(
-        &std::fs::read_to_string(fixtures().join("snapshots/synthetic-2xh100.json")).unwrap(),
-    )
-    .unwrap();
+    let mut s = snapshot_json("synthetic-2xh100.json");
     let mut c = Collector::default();
     for line in std::fs::read_to_string(fixtures().join("kernel-log/h100-node.dmesg"))
         .unwrap()
@@ -26,19 +23,9 @@ fn h100_with_log() -> Value {
     s
 }
 
-fn check(snap: &Value) -> common::Ran {
-    let d = tempfile::tempdir().unwrap();
-    let p = d.path().join("s.json");
-    std::fs::write(&p, snap.to_string()).unwrap();
-    Run::new()
-        .args(["check", "--format", "json", "--snapshot"])
-        .arg_path(&p)
-        .run()
-}
-
 #[test]
 fn xids_are_explained_attributed_and_counted() {
-    let r = check(&h100_with_log());
+    let r = check_json(&h100_with_log(), &[]);
     assert_eq!(r.code, 1);
     let v = r.json();
     let xids: Vec<&Value> = v["findings"]
@@ -135,15 +122,6 @@ fn the_human_report_puts_xids_under_gpus() {
         gpus.contains("Xid 79 (GPU_HAS_FALLEN_OFF_THE_BUS) on GPU 1"),
         "{gpus}"
     );
-}
-
-fn is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .map(|s| {
-            s.lines()
-                .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"))
-        })
-        .unwrap_or(false)
 }
 
 #[test]
@@ -289,16 +267,13 @@ fn check_and_explain_give_every_kernel_event_and_xid_the_same_category() {
     let text = lines.join("\n") + "\n";
 
     // check: the lines through the collector into a snapshot, then the rules.
-    let mut s: Value = serde_json::from_str(
-        &std::fs::read_to_string(fixtures().join("snapshots/synthetic-2xh100.json")).unwrap(),
-    )
-    .unwrap();
+    let mut s = snapshot_json("synthetic-2xh100.json");
     let mut c = Collector::default();
     for l in text.lines() {
         c.feed(l);
     }
     s["kernel_log"] = json!({"status": "found", "value": c.finish("dmesg", 24.0, vec![])});
-    let v = check(&s).json();
+    let v = check_json(&s, &[]).json();
     let mut from_check = std::collections::BTreeMap::new();
     for f in v["findings"].as_array().unwrap() {
         let key = match f["rule"].as_str().unwrap() {

@@ -10,7 +10,7 @@ use crate::common;
 use std::io::Write;
 use std::process::{Command, Stdio};
 
-use common::{fixtures, Run};
+use common::{fixtures, snapshot_fixture, Run};
 
 /// The consumer tool, or None (outside CI) when it is not installed.
 fn consumer(tool: &str) -> Option<&str> {
@@ -75,7 +75,7 @@ fn xmllint_accepts(text: &str) {
 fn gpu_host(format: &str) -> common::Ran {
     Run::new()
         .args(["check", "--format", format, "--snapshot"])
-        .arg_path(&fixtures().join("snapshots/synthetic-2xh100.json"))
+        .arg_path(&snapshot_fixture("synthetic-2xh100.json"))
         .run()
 }
 
@@ -156,7 +156,7 @@ fn junit_of_a_gpu_host() {
             "warning",
             "--snapshot",
         ])
-        .arg_path(&fixtures().join("snapshots/synthetic-2xh100.json"))
+        .arg_path(&snapshot_fixture("synthetic-2xh100.json"))
         .run();
     xmllint_accepts(&r.stdout);
     let failures = r.stdout.matches("<failure ").count();

@@ -7,18 +7,13 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
 
 use crate::common;
+use common::root;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
 fn snap(name: &str) -> String {
-    common::fixtures()
-        .join("snapshots")
-        .join(name)
+    common::snapshot_fixture(name)
         .to_string_lossy()
         .into_owned()
 }

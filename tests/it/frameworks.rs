@@ -5,7 +5,7 @@
 #![allow(clippy::print_stderr, clippy::unwrap_used, clippy::expect_used)]
 
 use crate::common;
-use common::{finding, fixtures, Run};
+use common::{copy_tree, finding, fixtures, Run};
 use serde_json::Value;
 use std::path::Path;
 
@@ -90,19 +90,6 @@ fn tensorflow_2_16_1_build_info() {
         tf["cuda_compute_capabilities"],
         serde_json::json!(["sm_50", "sm_60", "sm_70", "sm_80", "compute_90"])
     );
-}
-
-/// Copies a fixture tree so one field can be changed.
-fn copy_tree(from: &Path, to: &Path) {
-    for e in std::fs::read_dir(from).unwrap().flatten() {
-        let dest = to.join(e.file_name());
-        if e.path().is_dir() {
-            std::fs::create_dir_all(&dest).unwrap();
-            copy_tree(&e.path(), &dest);
-        } else {
-            std::fs::copy(e.path(), &dest).unwrap();
-        }
-    }
 }
 
 #[test]

@@ -11,14 +11,10 @@ use crate::common;
 
 #[cfg(unix)]
 use common::finding;
-use common::{fixtures, Run};
+use common::{root, snapshot_fixture, Run};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-fn snap(name: &str) -> PathBuf {
-    fixtures().join("snapshots").join(name)
-}
 
 const NODRIVER: &str = "debian12-docker-nodriver.json";
 const NODRIVER_CHECK: &str = "debian12-docker-nodriver-check.json";
@@ -27,7 +23,7 @@ const H100: &str = "synthetic-2xh100.json";
 fn check_snapshot(name: &str, extra: &[&str]) -> common::Ran {
     Run::new()
         .args(["check", "--color", "never", "--snapshot"])
-        .arg_path(&snap(name))
+        .arg_path(&snapshot_fixture(name))
         .args(extra.iter().copied())
         .run()
 }
@@ -281,7 +277,7 @@ fn marks_everywhere(args: &[&str]) -> BTreeMap<String, String> {
 
 #[test]
 fn rules_left_out_by_skip_are_not_a_tick() {
-    let s = snap(NODRIVER);
+    let s = snapshot_fixture(NODRIVER);
     let s = s.to_str().unwrap();
     let m = marks_everywhere(&["--snapshot", s, "--skip", "driver."]);
     assert_eq!(m["NVIDIA driver"], "-", "{m:?}");
@@ -358,7 +354,7 @@ fn a_waived_problem_has_its_own_mark() {
         "schema: gpudoctor.policy/1\nwaive:\n  - rule: driver.missing\n    reason: driver install booked, OPS-1\n    expires: 2099-12-31\n",
     )
     .unwrap();
-    let s = snap(NODRIVER);
+    let s = snapshot_fixture(NODRIVER);
     let m = marks_everywhere(&[
         "--snapshot",
         s.to_str().unwrap(),
@@ -372,10 +368,10 @@ fn a_waived_problem_has_its_own_mark() {
 
 #[test]
 fn every_renderer_marks_a_troubled_host_the_same() {
-    let s = snap(H100);
+    let s = snapshot_fixture(H100);
     let m = marks_everywhere(&["--snapshot", s.to_str().unwrap()]);
     assert_eq!(m["GPUs"], "!", "{m:?}");
-    let s = snap(NODRIVER_CHECK);
+    let s = snapshot_fixture(NODRIVER_CHECK);
     let m = marks_everywhere(&["--snapshot", s.to_str().unwrap()]);
     assert_eq!(
         m["GPU smoke tests"], "-",
@@ -471,15 +467,12 @@ fn slow_python(dir: &Path) -> PathBuf {
         .find(|p| Path::new(p).exists())
         .expect("a python3");
     let p = dir.join("python3");
-    std::fs::write(
+    common::write_script(
         &p,
-        format!(
+        &format!(
             "#!/bin/sh\ncase \"$2\" in *GPUDOCTOR_DEEP*) sleep 30 ;; esac\nexec {real} \"$@\"\n"
         ),
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    );
     p
 }
 
@@ -663,10 +656,6 @@ fn man_pages_exist_for_every_subcommand_they_refer_to() {
 // ---------------------------------------------------------------------------------------------
 // Fleet scripts find the binary or say how to install it
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
 /// Runs a script with no gpudoctor on PATH and no GPUDOCTOR, HOME in `home`.
 fn bare_script(rel: &str, home: &Path, args: &[&str]) -> (i32, String, String) {
     let o = Command::new(root().join(rel))
@@ -678,7 +667,7 @@ fn bare_script(rel: &str, home: &Path, args: &[&str]) -> (i32, String, String) {
         .env("SLURMD_NODENAME", "node1")
         .env(
             "GPUDOCTOR_CHECK_ARGS",
-            format!("--snapshot {}", snap(NODRIVER).display()),
+            format!("--snapshot {}", snapshot_fixture(NODRIVER).display()),
         )
         .current_dir(home)
         .output()

@@ -4,14 +4,11 @@
 #![allow(clippy::print_stderr, clippy::unwrap_used, clippy::expect_used)]
 
 use crate::common;
-use common::{fixtures, Ran, Run};
+use common::{check_json, snapshot_json};
 use serde_json::{json, Value};
 
 fn healthy() -> Value {
-    let mut s: Value = serde_json::from_str(
-        &std::fs::read_to_string(fixtures().join("snapshots/synthetic-2xh100.json")).unwrap(),
-    )
-    .unwrap();
+    let mut s = snapshot_json("synthetic-2xh100.json");
     // GPU 1's memory holder would add a finding to every case; free it.
     s["gpus"]["value"][1]["processes"]["value"] = json!([]);
     s["uptime_seconds"] = json!(3600.0);
@@ -28,16 +25,6 @@ fn healthy() -> Value {
     s
 }
 
-fn check(s: &Value) -> Ran {
-    let d = tempfile::tempdir().unwrap();
-    let p = d.path().join("s.json");
-    std::fs::write(&p, s.to_string()).unwrap();
-    Run::new()
-        .args(["check", "--format", "json", "--snapshot"])
-        .arg_path(&p)
-        .run()
-}
-
 fn set(v: &mut Value, ptr: &str, new: Value) {
     *v.pointer_mut(ptr).unwrap_or_else(|| panic!("no {ptr}")) = new;
 }
@@ -46,7 +33,7 @@ const H: &str = "/gpus/value/0/health/value";
 
 /// (rule, severity, category) of each finding.
 fn found(s: &Value) -> Vec<(String, String, String)> {
-    check(s).json()["findings"]
+    check_json(s, &[]).json()["findings"]
         .as_array()
         .unwrap()
         .iter()
@@ -264,7 +251,7 @@ fn lost_gpus_and_gpus_missing_from_nvml() {
     );
     let mut s = healthy();
     s["driver"]["pci_devices"]["value"].as_array_mut().unwrap().push(json!({"bus_id": "0000:3a:00.0", "device_id": "0x2330", "class": "0x030200", "driver": "nvidia"}));
-    let v = check(&s).json();
+    let v = check_json(&s, &[]).json();
     assert!(v["findings"][0]["detail"]
         .as_str()
         .unwrap()
@@ -287,7 +274,7 @@ fn fabric_manager_on_nvswitch_systems() {
         "/driver/daemons/value/1",
         json!({"name": "nv-fabricmanager", "running": true, "pid": 2001, "version": "580.82.07"}),
     );
-    let v = check(&s).json();
+    let v = check_json(&s, &[]).json();
     assert_eq!(
         v["findings"][0]["title"],
         "Fabric Manager 580.82.07 does not match driver 580.95.05"

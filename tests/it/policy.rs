@@ -5,7 +5,7 @@
 
 use crate::common;
 
-use common::{finding, fixtures, Run};
+use common::{finding, snapshot_fixture, Run};
 use std::path::PathBuf;
 
 fn policy(text: &str) -> (tempfile::TempDir, PathBuf) {
@@ -22,7 +22,7 @@ fn check(snapshot: &str, policy: &std::path::Path, extra: &[&str]) -> common::Ra
         .args(["--policy"])
         .arg_path(policy)
         .args(["--snapshot"])
-        .arg_path(&fixtures().join("snapshots").join(snapshot))
+        .arg_path(&snapshot_fixture(snapshot))
         .run()
 }
 

@@ -13,13 +13,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
 
 use crate::common;
+use common::root;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
 
 /// One fenced block: its info string, the line its body starts on (0-based), its body lines,
 /// and the prose paragraph before it.

@@ -178,12 +178,7 @@ fn a_hanging_interpreter_is_cut_off_at_the_timeout() {
     std::fs::create_dir_all(&bin).unwrap();
     std::fs::create_dir_all(d.path().join("lib/python3.11/site-packages")).unwrap();
     let py = bin.join("python3");
-    std::fs::write(&py, "#!/bin/sh\nexec sleep 60\n").unwrap();
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&py, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
+    common::write_script(&py, "#!/bin/sh\nexec sleep 60\n");
     let t = std::time::Instant::now();
     let r = Run::new()
         .args([

@@ -108,8 +108,7 @@ fn one_framework_and_human_output() {
     assert_eq!(r.code, 2);
 }
 
-#[path = "common/agree.rs"]
-mod agree;
+use common::agree;
 
 /// The combinations of this file, for the agreement tests.
 const CASES: &[&[&str]] = &[

@@ -4,7 +4,7 @@
 #![allow(clippy::print_stderr, clippy::unwrap_used, clippy::expect_used)]
 
 use crate::common;
-use common::fixtures;
+use common::snapshot_fixture;
 use gpudoctor::app::{evaluate, read_snapshot};
 use gpudoctor::matrix::Matrix;
 use gpudoctor::render::{human, json, markdown};
@@ -17,7 +17,7 @@ fn report(
     tweak: impl FnOnce(&mut gpudoctor::snapshot::Snapshot),
     expect: Option<u32>,
 ) -> Report {
-    let mut snap = read_snapshot(&fixtures().join("snapshots").join(name)).unwrap();
+    let mut snap = read_snapshot(&snapshot_fixture(name)).unwrap();
     tweak(&mut snap);
     let m = Matrix::embedded().unwrap();
     evaluate(

@@ -5,28 +5,11 @@
 #![allow(clippy::print_stderr, clippy::unwrap_used, clippy::expect_used)]
 
 use crate::common;
-use common::{finding, fixtures, Ran, Run};
+use common::{check_json as check, finding, snapshot_json};
 use serde_json::{json, Value};
 
-fn base(name: &str) -> Value {
-    let p = fixtures().join("snapshots").join(name);
-    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
-}
-
 fn h100() -> Value {
-    base("synthetic-2xh100.json")
-}
-
-/// Runs `check --snapshot` on a (varied) snapshot with extra arguments.
-fn check(snap: &Value, extra: &[&str]) -> Ran {
-    let d = tempfile::tempdir().unwrap();
-    let p = d.path().join("snap.json");
-    std::fs::write(&p, serde_json::to_string(snap).unwrap()).unwrap();
-    Run::new()
-        .args(["check", "--format", "json", "--snapshot"])
-        .arg_path(&p)
-        .args(extra)
-        .run()
+    snapshot_json("synthetic-2xh100.json")
 }
 
 /// Sets (or adds) the value at a JSON pointer; its parent must exist.
@@ -45,7 +28,7 @@ fn set(v: &mut Value, pointer: &str, new: Value) {
 
 #[test]
 fn the_recorded_no_driver_machine() {
-    let r = check(&base("debian12-docker-nodriver.json"), &[]);
+    let r = check(&snapshot_json("debian12-docker-nodriver.json"), &[]);
     assert_eq!(r.code, 1);
     assert_eq!(r.rules(), vec!["container.no-gpu", "driver.missing"]);
     let v = r.json();
@@ -433,7 +416,7 @@ fn a_probe_that_timed_out() {
 
 #[test]
 fn only_and_skip_select_rules_by_prefix_or_category() {
-    let s = base("debian12-docker-nodriver.json");
+    let s = snapshot_json("debian12-docker-nodriver.json");
     assert_eq!(
         check(&s, &["--only", "driver."]).rules(),
         vec!["driver.missing"]
@@ -605,7 +588,7 @@ fn forward_compatibility_on_a_supported_and_an_unsupported_branch() {
 }
 
 fn real_h100() -> Value {
-    base("h100-580.159.04-real.json")
+    snapshot_json("h100-580.159.04-real.json")
 }
 
 /// A healthy H100 recorded on a real machine (driver 580.159.04, open module): no error, and
@@ -751,7 +734,7 @@ fn a_context_timeout_without_persistence_names_it() {
 /// Without libcuda.so.1 it is still unfit (an error naming Jetson's own fix); with it, an info.
 #[test]
 fn a_jetson_is_said_to_be_one_instead_of_driverless() {
-    let mut s = base("debian12-docker-nodriver.json");
+    let mut s = snapshot_json("debian12-docker-nodriver.json");
     set(
         &mut s,
         "/host/value/tegra",

@@ -22,10 +22,7 @@ const PY: &str = "/usr/bin/python3";
 
 /// `gpudoctor run` with a fast sampler, no real GPU, and a kernel log the test controls.
 fn run(kmsg: &Path) -> Run {
-    Run::new()
-        .env("GPUDOCTOR_RUN_INTERVAL", "0.1")
-        .env("GPUDOCTOR_RUN_KMSG", kmsg)
-        .args(["run"])
+    common::gpudoctor_run().env("GPUDOCTOR_RUN_KMSG", kmsg)
 }
 
 fn empty_kmsg(d: &Path) -> PathBuf {

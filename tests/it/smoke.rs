@@ -694,11 +694,7 @@ fn snapshot_with_smoke() -> (tempfile::TempDir, std::path::PathBuf) {
         name: "WRONG_RESULT".into(),
         message: "3 of 1048576 elements are wrong; first: element 77".into(),
     });
-    let mut s: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(common::fixtures().join("snapshots/synthetic-2xh100.json"))
-            .unwrap(),
-    )
-    .unwrap();
+    let mut s = common::snapshot_json("synthetic-2xh100.json");
     s["smoke"] = serde_json::to_value(&r).unwrap();
     let d = tempfile::tempdir().unwrap();
     let p = d.path().join("s.json");
@@ -860,17 +856,14 @@ fn an_unselected_gpu_is_never_opened() {
 /// (another process, gpudoctor, holds one), and sleeps `sleep` seconds first.
 #[cfg(unix)]
 fn cudnn_helper(dir: &std::path::Path, held: &std::path::Path, sleep: u32) -> std::path::PathBuf {
-    use std::os::unix::fs::PermissionsExt;
     let p = dir.join("helper.sh");
-    std::fs::write(
+    common::write_script(
         &p,
-        format!(
+        &format!(
             "#!/bin/sh\nsleep {sleep}\nif [ -e '{}' ]; then\n  echo '{{\"path\":null,\"value\":null,\"status\":1001,\"error\":\"CUDNN_STATUS_NOT_INITIALIZED\"}}'\nelse\n  echo '{{\"path\":null,\"value\":1,\"status\":null,\"error\":null}}'\nfi\n",
             held.display()
         ),
-    )
-    .unwrap();
-    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    );
     p
 }
 

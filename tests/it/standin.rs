@@ -7,21 +7,13 @@
 
 use crate::common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
 /// Builds the stand-in into `dir` as libcuda.so.1 and libcuda.so (cudarc tries the latter).
 fn build(dir: &Path) {
-    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/standin/libcuda.c");
-    let so = dir.join("libcuda.so.1");
-    let st = Command::new("cc")
-        .args(["-shared", "-fPIC", "-O1", "-o"])
-        .arg(&so)
-        .arg(&src)
-        .status()
-        .expect("cc, to build the stand-in libcuda");
-    assert!(st.success());
+    common::build_standin("libcuda.c", dir, "libcuda.so.1", &[]);
     std::os::unix::fs::symlink("libcuda.so.1", dir.join("libcuda.so")).unwrap();
 }
 

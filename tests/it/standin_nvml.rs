@@ -14,7 +14,7 @@ use crate::common;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use common::{build_standin, finding, Ran, Run};
+use common::{build_standin, finding, rule_ids, Ran, Run};
 
 struct Lib {
     _dir: tempfile::TempDir,
@@ -46,15 +46,6 @@ fn check(lib: &Lib, env: &[(&str, &str)], timeout: &str) -> (Ran, Duration) {
     let t = Instant::now();
     let ran = r.run();
     (ran, t.elapsed())
-}
-
-fn rules(v: &serde_json::Value) -> Vec<String> {
-    v["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["rule"].as_str().unwrap().to_string())
-        .collect()
 }
 
 /// "Product Name" and "Driver Version" of a recorded `nvidia-smi -q`.
@@ -97,7 +88,7 @@ fn recorded_gpus_are_read_back() {
         );
         let g = &s["gpus"]["value"][0];
         assert_eq!(g["name"]["value"], name.as_str(), "{profile}");
-        let r = rules(&v);
+        let r = rule_ids(&v);
         for bad in ["nvml.failed", "probe.crashed", "probe.timeout"] {
             assert!(!r.contains(&bad.to_string()), "{profile}: {r:?}");
         }
@@ -182,7 +173,7 @@ fn every_nvml_error_code_is_reported() {
         for spec in [format!("*={code}"), format!("nvmlInit_v2={code}")] {
             let (ran, _) = check(&lib, &[("STANDIN_NVML_FAIL", &spec)], "10");
             assert_eq!(ran.code, 1, "{spec}: {}", ran.stdout);
-            let r = rules(&ran.json());
+            let r = rule_ids(&ran.json());
             assert!(
                 r.iter().any(|x| {
                     x == "nvml.failed" || x == "driver.missing" || x == "driver.library-mismatch"
@@ -228,7 +219,10 @@ fn one_failing_call_loses_one_value() {
             let v = ran.json();
             let g = &v["snapshot"]["gpus"]["value"][0];
             assert_eq!(g["name"]["value"], "NVIDIA H100 80GB HBM3", "{spec}: {g:#}");
-            assert!(!rules(&v).contains(&"probe.crashed".to_string()), "{spec}");
+            assert!(
+                !rule_ids(&v).contains(&"probe.crashed".to_string()),
+                "{spec}"
+            );
         }
     }
 }
@@ -266,9 +260,9 @@ fn a_nonsense_process_count_loses_only_the_process_list() {
     let (ran, _) = check(&lib, &[("STANDIN_NVML_PROCS", "0x7ffffff0")], "10");
     let v = ran.json();
     assert!(
-        !rules(&v).contains(&"probe.crashed".to_string()),
+        !rule_ids(&v).contains(&"probe.crashed".to_string()),
         "{:?}",
-        rules(&v)
+        rule_ids(&v)
     );
     let g = &v["snapshot"]["gpus"]["value"][0];
     assert_eq!(g["memory"]["status"], "found");

@@ -6,7 +6,7 @@
 #![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
 
-use std::os::unix::fs::PermissionsExt;
+use crate::common;
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -20,14 +20,12 @@ fn the_kit_runs_on_the_simulated_gpu_and_redacts() {
     let bin = d.path().join("bin");
     std::fs::create_dir(&bin).unwrap();
     let smi = bin.join("nvidia-smi");
-    std::fs::write(
+    common::write_script(
         &smi,
-        format!(
+        &format!(
             "#!/bin/sh\necho 'GPU 00000000:18:00.0'\necho '    GPU UUID                              : {UUID}'\necho '    Serial Number                         : {SERIAL}'\necho 'NVRM: GPU Board Serial Number: {SERIAL} at {UUID}'\n"
         ),
-    )
-    .unwrap();
-    std::fs::set_permissions(&smi, std::fs::Permissions::from_mode(0o755)).unwrap();
+    );
     let out_dir = d.path().join("out");
     let path = format!(
         "{}:{}",

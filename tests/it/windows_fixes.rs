@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::common;
-use common::{fixtures, Run};
+use common::{rule_ids, snapshot_fixture, snapshot_json, Run};
 
 /// Words a Windows user could not act on.
 const LINUX_ONLY: &[&str] = &[
@@ -26,7 +26,7 @@ fn check(snapshot: &str, os: &str, extra: &[&str]) -> serde_json::Value {
         .args([format!("os={os}")])
         .args(extra)
         .args(["--snapshot"])
-        .arg_path(&fixtures().join("snapshots").join(snapshot))
+        .arg_path(&snapshot_fixture(snapshot))
         .run();
     assert!(ran.code == 0 || ran.code == 1, "{}", ran.stderr);
     ran.json()
@@ -34,13 +34,6 @@ fn check(snapshot: &str, os: &str, extra: &[&str]) -> serde_json::Value {
 
 fn findings(report: &serde_json::Value) -> Vec<&serde_json::Value> {
     report["findings"].as_array().unwrap().iter().collect()
-}
-
-fn rule_ids(report: &serde_json::Value) -> Vec<String> {
-    findings(report)
-        .iter()
-        .map(|f| f["rule"].as_str().unwrap().to_string())
-        .collect()
 }
 
 fn assert_windows_terms(report: &serde_json::Value) {
@@ -146,7 +139,7 @@ fn the_text_report_on_windows() {
             "os=windows",
             "--snapshot",
         ])
-        .arg_path(&fixtures().join("snapshots/debian12-docker-nodriver.json"))
+        .arg_path(&snapshot_fixture("debian12-docker-nodriver.json"))
         .run();
     assert_eq!(ran.code, 1, "{}", ran.stderr);
     assert!(
@@ -208,10 +201,7 @@ fn nvml_and_nvcuda_versions_are_compared_on_windows() {
         !rule_ids(&j).contains(&"driver.library-mismatch".to_string()),
         "{j:#}"
     );
-    let mut s: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(fixtures().join("snapshots/h100-580.159.04-real.json")).unwrap(),
-    )
-    .unwrap();
+    let mut s = snapshot_json("h100-580.159.04-real.json");
     s["driver"]["libcuda"]["value"]["file_version"] = serde_json::json!("560.94");
     s["driver"]["libcuda"]["value"]["path"] = serde_json::json!(r"C:\Windows\System32\nvcuda.dll");
     let d = tempfile::tempdir().unwrap();

@@ -5,19 +5,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::common;
-use common::Run;
+use common::{gpudoctor_run as run, report_file as report, Run};
 use std::path::Path;
-
-fn run() -> Run {
-    Run::new()
-        .env("GPUDOCTOR_RUN_INTERVAL", "0.1")
-        .args(["run"])
-}
-
-fn report(p: &Path) -> serde_json::Value {
-    let text = std::fs::read_to_string(p).unwrap();
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"))
-}
 
 #[test]
 fn output_and_exit_status_pass_through() {

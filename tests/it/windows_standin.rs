@@ -6,7 +6,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::common;
-use common::{Ran, Run};
+use common::{rule_ids, Ran, Run};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -48,15 +48,6 @@ fn check(pf: &Path, env: &[(&str, &str)], timeout: &str) -> (Ran, Duration) {
     (ran, t.elapsed())
 }
 
-fn rules(v: &serde_json::Value) -> Vec<String> {
-    v["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["rule"].as_str().unwrap().to_string())
-        .collect()
-}
-
 /// The GeForce profile (an RTX 4090 on 535.154.05 with a python process holding 20322 MiB,
 /// recorded in tests/standin/profiles/rtx.nvidia-smi-q.txt) read through NVSMI\nvml.dll.
 #[test]
@@ -71,7 +62,7 @@ fn nvml_in_nvsmi_is_found_and_reads_the_gpu() {
     let gpus = j["snapshot"]["gpus"]["value"].as_array().unwrap();
     assert_eq!(gpus.len(), 1);
     assert_eq!(gpus[0]["name"]["value"], "NVIDIA GeForce RTX 4090");
-    let ids = rules(&j);
+    let ids = rule_ids(&j);
     assert!(!ids.contains(&"driver.missing".to_string()), "{ids:?}");
     // Persistence mode is not asked for on Windows, and no Linux-only rule runs.
     assert_eq!(
@@ -172,7 +163,7 @@ fn the_driver_version_is_read_from_nvcuda_dll() {
     );
     assert_eq!(lib["file_version"], "560.94", "{lib:#}");
     assert_eq!(lib["cuda_driver_version"], 12060, "{lib:#}");
-    let ids = rules(&j);
+    let ids = rule_ids(&j);
     assert!(!ids.contains(&"driver.missing".to_string()), "{ids:?}");
 }
 

@@ -5,7 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::common;
-use common::{fixtures, Run};
+use common::{fixtures, snapshot_fixture, snapshot_json, Run};
 use gpudoctor::probe::windows::eventlog;
 
 /// All the recorded records as one wevtutil stream, parsed and collected (no clock: all kept).
@@ -31,11 +31,7 @@ fn snapshot(
     windows: Option<serde_json::Value>,
     log: bool,
 ) -> std::path::PathBuf {
-    let src = fixtures()
-        .join("snapshots")
-        .join("debian12-docker-nodriver.json");
-    let mut s: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(src).unwrap()).unwrap();
+    let mut s = snapshot_json("debian12-docker-nodriver.json");
     if let Some(w) = windows {
         s["host"]["value"]["windows"] = w;
     }
@@ -166,9 +162,7 @@ fn the_default_delay_with_a_gpu_is_worth_an_info() {
 fn never_on_linux() {
     let d = tempfile::tempdir().unwrap();
     // The real Linux snapshot, and the same with Windows' section and resets but os=linux.
-    let plain = fixtures()
-        .join("snapshots")
-        .join("debian12-docker-nodriver.json");
+    let plain = snapshot_fixture("debian12-docker-nodriver.json");
     assert!(findings(&check(&plain, &[]), "windows.tdr").is_empty());
     let snap = snapshot(d.path(), Some(serde_json::json!({})), true);
     let r = check(&snap, &["os=linux", "gpu=RTX 3070"]);
@@ -182,10 +176,7 @@ fn never_on_linux() {
 fn gpus_in_tcc_mode_are_not_under_tdr() {
     let d = tempfile::tempdir().unwrap();
     let snap = snapshot(d.path(), Some(serde_json::json!({})), true);
-    let h100: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(fixtures().join("snapshots/h100-580.159.04-real.json")).unwrap(),
-    )
-    .unwrap();
+    let h100 = snapshot_json("h100-580.159.04-real.json");
     let with_models = |models: &[&str]| {
         let mut s: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(&snap).unwrap()).unwrap();

@@ -7,9 +7,8 @@
 //! - when nothing can run until the driver changes, `check` on F has an error on a GPU, and with
 //!   the driver it names (D) `check` has none and the build it names then adds none.
 //!
-//! Included by path (`#[path = "common/agree.rs"] mod agree;`) in tests/it/compat_table.rs and
-//! tests/it/recommend.rs; the combinations come from their tables and from
-//! tests/fixtures/combinations.yaml when that file exists.
+//! Used by tests/it/compat_table.rs and tests/it/recommend.rs (`common::agree`); the combinations
+//! come from their tables and from tests/fixtures/combinations.yaml when that file exists.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use gpudoctor::app::evaluate;

@@ -1,5 +1,6 @@
-//! A small builder for running the real gpudoctor binary in tests, with a controlled
-//! environment: `Run::new().args([..]).env(k, v).run()`.
+//! The helpers the integration tests share (one copy each): a small builder for running the real
+//! gpudoctor binary with a controlled environment (`Run::new().args([..]).env(k, v).run()`), the
+//! fixtures' paths, the stand-in libraries, reading a JSON report.
 #![allow(
     dead_code,
     clippy::unwrap_used,
@@ -9,6 +10,8 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+pub mod agree;
 
 pub struct Run {
     cmd: Command,
@@ -31,13 +34,18 @@ impl Ran {
     }
     /// The rule ids of a JSON report, in order.
     pub fn rules(&self) -> Vec<String> {
-        self.json()["findings"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|f| f["rule"].as_str().unwrap().to_string())
-            .collect()
+        rule_ids(&self.json())
     }
+}
+
+/// The rule ids of a JSON report's findings, in order.
+pub fn rule_ids(report: &serde_json::Value) -> Vec<String> {
+    report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["rule"].as_str().unwrap().to_string())
+        .collect()
 }
 
 /// The finding of `rule` in a JSON report; panics with the findings when there is none.
@@ -125,8 +133,52 @@ impl Run {
     }
 }
 
+/// The repository's root (where README.md, scripts/ and tests/ are).
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
 pub fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+    root().join("tests/fixtures")
+}
+
+/// A recorded snapshot of tests/fixtures/snapshots, e.g. "synthetic-2xh100.json".
+pub fn snapshot_fixture(name: &str) -> PathBuf {
+    fixtures().join("snapshots").join(name)
+}
+
+/// A recorded snapshot of tests/fixtures/snapshots as JSON, to change before a check.
+pub fn snapshot_json(name: &str) -> serde_json::Value {
+    let p = snapshot_fixture(name);
+    let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+/// `gpudoctor check --format json --snapshot S EXTRA...` on the snapshot `snap` (written to a
+/// temporary file).
+pub fn check_json(snap: &serde_json::Value, extra: &[&str]) -> Ran {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("snap.json");
+    std::fs::write(&p, snap.to_string()).unwrap();
+    Run::new()
+        .args(["check", "--format", "json", "--snapshot"])
+        .arg_path(&p)
+        .args(extra)
+        .run()
+}
+
+/// True when the tests run as root (CI does; some cases need it: mknod, mounts, reading what
+/// only root may).
+pub fn is_root() -> bool {
+    #[cfg(unix)]
+    {
+        // SAFETY: geteuid has no preconditions.
+        unsafe { libc::geteuid() == 0 }
+    }
+    #[cfg(not(unix))]
+    {
+        false
+    }
 }
 
 /// The venv made by scripts/test-setup.sh; tests that need it fail with a clear message
@@ -134,7 +186,7 @@ pub fn fixtures() -> PathBuf {
 pub fn test_venv() -> Option<PathBuf> {
     let v = std::env::var("GPUDOCTOR_TEST_VENV")
         .map(PathBuf::from)
-        .unwrap_or_else(|_| Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv-test"));
+        .unwrap_or_else(|_| root().join(".venv-test"));
     if v.join(".gpudoctor-test-setup-v5").exists() {
         return Some(v);
     }
@@ -160,9 +212,7 @@ pub fn has_driver() -> bool {
 /// Builds the C stand-in `tests/standin/<src>` into `dir/<name>` with `cc` (and `defines`, such
 /// as "-DR470"): libraries that answer as a broken driver does, for faults real ones can't show.
 pub fn build_standin(src: &str, dir: &Path, name: &str, defines: &[&str]) -> PathBuf {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/standin")
-        .join(src);
+    let src = root().join("tests/standin").join(src);
     let so = dir.join(name);
     let st = Command::new("cc")
         .args(["-shared", "-fPIC", "-O1", "-o"])
@@ -173,6 +223,16 @@ pub fn build_standin(src: &str, dir: &Path, name: &str, defines: &[&str]) -> Pat
         .expect("cc, to build a stand-in library");
     assert!(st.success(), "building {}", src.display());
     so
+}
+
+/// Writes an executable script at `path` (a stand-in for a tool: python3, nvidia-smi, a helper).
+pub fn write_script(path: &Path, text: &str) {
+    std::fs::write(path, text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
 }
 
 /// The embedded matrix as one file with `data_version` (the form `matrix update` installs).
@@ -200,6 +260,13 @@ pub fn copy_tree(from: &Path, to: &Path) {
             std::fs::copy(e.path(), dest).unwrap();
         }
     }
+}
+
+/// `gpudoctor run` with a fast sampler (every 0.1 s); add `--`, the command and its arguments.
+pub fn gpudoctor_run() -> Run {
+    Run::new()
+        .env("GPUDOCTOR_RUN_INTERVAL", "0.1")
+        .args(["run"])
 }
 
 /// A JSON report file (`run --report`, `--save`'s report.json), read and parsed.
@@ -238,7 +305,7 @@ pub fn json_output(mut c: Command) -> (i32, serde_json::Value, std::time::Durati
 /// The Python that runs the knowledge generators (scripts/knowledge/): the test venv's
 /// (scripts/test-setup.sh makes it, with PyYAML), else `python3` on PATH.
 pub fn python() -> PathBuf {
-    let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv-test/bin/python");
+    let venv = root().join(".venv-test/bin/python");
     if venv.exists() {
         venv
     } else {

@@ -2,15 +2,11 @@
 //! contradict themselves, the Markdown for bug reports redacted, and the native-Windows matrix
 //! facts that found nothing (issue 28, items 4-6).
 
-use crate::common::{finding, fixtures, Ran, Run};
+use crate::common::{finding, snapshot_fixture, Ran, Run};
 use std::path::{Path, PathBuf};
 
 const NODRIVER: &str = "debian12-docker-nodriver.json";
 const H100: &str = "synthetic-2xh100.json";
-
-fn snap(name: &str) -> PathBuf {
-    fixtures().join("snapshots").join(name)
-}
 
 fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     let p = dir.join(name);
@@ -21,7 +17,7 @@ fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
 fn check_with_policy(snapshot: &str, policy: &Path, extra: &[&str]) -> Ran {
     Run::new()
         .args(["check", "--color", "never", "--snapshot"])
-        .arg_path(&snap(snapshot))
+        .arg_path(&snapshot_fixture(snapshot))
         .args(["--policy"])
         .arg_path(policy)
         .args(extra.iter().copied())
@@ -85,7 +81,7 @@ fn a_gpu_selector_that_is_neither_an_index_nor_a_uuid_exits_2_with_the_grammar()
     }
     let r = Run::new()
         .args(["check", "--color", "never", "--snapshot"])
-        .arg_path(&snap(H100))
+        .arg_path(&snapshot_fixture(H100))
         .args(["--gpu", "GPU-REDACTED-1", "--json"])
         .run();
     assert!(matches!(r.code, 0 | 1), "{}", r.stderr);
@@ -350,7 +346,7 @@ fn the_summary_counts_the_categories_shown_that_hold_the_findings() {
     // Errors and warnings in two areas.
     let r = Run::new()
         .args(["check", "--color", "never", "--snapshot"])
-        .arg_path(&snap(NODRIVER))
+        .arg_path(&snapshot_fixture(NODRIVER))
         .args(["--assume", "torch=9.9.0+cu130"])
         .run();
     let shown = r.stdout.lines().filter(|l| l.starts_with('[')).count();
@@ -429,7 +425,7 @@ fn stress_does_not_say_only_or_skip_left_rules_out_when_neither_was_given() {
             "driver.",
             "--snapshot",
         ])
-        .arg_path(&snap(NODRIVER))
+        .arg_path(&snapshot_fixture(NODRIVER))
         .run();
     assert!(
         r.json()["areas"]
@@ -467,7 +463,7 @@ fn an_explain_heading_is_the_name_not_an_id_glued_to_it() {
 fn the_markdown_for_bug_reports_is_redacted_like_snapshot_redact() {
     let d = tempfile::tempdir().unwrap();
     let uuid = "GPU-5c1b0e2a-1111-2222-3333-444455556666";
-    let text = std::fs::read_to_string(snap(H100))
+    let text = std::fs::read_to_string(snapshot_fixture(H100))
         .unwrap()
         .replace("GPU-REDACTED-0", uuid)
         .replace("\"redacted\": true", "\"redacted\": false")

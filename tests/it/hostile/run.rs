@@ -7,18 +7,10 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::common::Run;
+// run(): `gpudoctor run` with a fast sampler, reading the machine's own kernel log and cgroup.
+use crate::common::{evidence, gpudoctor_run as run, report_file as report};
 
 const PY: &str = "/usr/bin/python3";
-
-/// `gpudoctor run` with a fast sampler, reading the machine's own kernel log and cgroup.
-fn run() -> Run {
-    Run::new()
-        .env("GPUDOCTOR_RUN_INTERVAL", "0.1")
-        .args(["run"])
-}
-
-use crate::common::{evidence, report_file as report};
 
 /// A command that leaves a marker file (proof that it ran) and exits with `code`.
 fn marked(marker: &Path, code: i32) -> Vec<String> {

@@ -13,14 +13,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::Run;
+use crate::common::{is_root, Run};
 
 const BIN: &str = env!("CARGO_BIN_EXE_gpudoctor");
-
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
 
 /// A temporary folder that `nobody` can write to, too.
 fn open_dir() -> tempfile::TempDir {
