@@ -4,8 +4,8 @@
 # the PTX interpreter and the stand-in driver crates), and ends with one line
 # that adds up every test binary: "tests: N passed, N failed, N skipped".
 #
-# Disk: target/ grows to about 4 GB (the test binaries are linked separately); `cargo clean`
-# frees it.
+# Disk: target/ grows to about 2 GB (the integration tests are one binary, tests/it, linked
+# once); `cargo clean` frees it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/test-setup.sh
