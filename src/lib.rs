@@ -33,3 +33,4 @@ pub mod sanitize;
 pub mod snapshot;
 pub mod userfile;
 pub mod version;
+pub mod vocab;
