@@ -34,3 +34,6 @@ pub mod snapshot;
 pub mod userfile;
 pub mod version;
 pub mod vocab;
+
+#[cfg(test)]
+mod architecture_tests;
