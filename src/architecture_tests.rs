@@ -1,8 +1,9 @@
 //! The pipeline's direction, enforced (docs/decisions.md, "The pipeline's direction"; design.md,
 //! "Shape of the code"). Every non-test `.rs` file under `src/` is read; each `crate::…`,
 //! `super::…` and `self::…` reference (in `use` lines and inline paths) is resolved to the file of
-//! the deepest module it names, and the test fails on a reference from a lower layer to a higher
-//! one, and on any circle of files importing each other. A module naming its own submodules (a
+//! the deepest module it names, and the test fails on a reference the layer table does not allow
+//! (to a higher layer, or to a lower one the table keeps out), on any circle of files importing
+//! each other and on any circle of top-level modules. A module naming its own submodules (a
 //! `mod.rs` gathering or re-exporting its children) is not an import: the parent owns them.
 //!
 //! Test code is left out: `*_tests.rs` files, modules declared under `#[cfg(test)]` and every
@@ -17,7 +18,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// The layers, lowest first, each with the layers below it that it may import (besides its own).
-/// The same table is in docs/decisions.md ("The pipeline's direction"); change both together.
+/// The same table is in docs/decisions.md ("The pipeline's direction"); a test fails when the two
+/// differ.
 /// A module path belongs to the layer whose entry is its longest prefix.
 const LAYERS: &[(&str, &[&str], &[&str])] = &[
     (
@@ -818,4 +820,53 @@ fn the_scanner_sees_what_it_should() {
         vec!["crate::a::B", "crate::c::d", "crate::c::e", "super::h::i"]
     );
     assert_eq!(refs[3].0, 4);
+}
+
+#[test]
+fn the_decision_has_the_same_table() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/decisions.md");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let section = text
+        .split("\n## ")
+        .find(|s| s.starts_with("The pipeline's direction"))
+        .expect("docs/decisions.md has a section \"The pipeline's direction\"");
+    // Modules are the `quoted` names of their cell; the layers a row may import, its words.
+    let modules = |cell: &str| -> Vec<String> {
+        cell.split('`')
+            .skip(1)
+            .step_by(2)
+            .map(str::to_string)
+            .collect()
+    };
+    let layers = |cell: &str| -> Vec<String> {
+        cell.split(',')
+            .map(|w| w.trim().to_string())
+            .filter(|w| !w.is_empty() && w != "—")
+            .collect()
+    };
+    let rows: Vec<(String, Vec<String>, Vec<String>)> = section
+        .lines()
+        .filter_map(|l| {
+            let cells: Vec<&str> = l
+                .trim()
+                .strip_prefix('|')?
+                .strip_suffix('|')?
+                .split('|')
+                .collect();
+            let [layer, m, may] = cells[..] else {
+                return None;
+            };
+            let layer = layer.trim();
+            (LAYERS.iter().any(|(n, _, _)| *n == layer))
+                .then(|| (layer.to_string(), modules(m), layers(may)))
+        })
+        .collect();
+    let want: Vec<(String, Vec<String>, Vec<String>)> = LAYERS
+        .iter()
+        .map(|(n, m, may)| {
+            let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+            (n.to_string(), s(m), s(may))
+        })
+        .collect();
+    assert_eq!(rows, want, "docs/decisions.md's table differs from LAYERS");
 }

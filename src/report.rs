@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::snapshot::Snapshot;
+use crate::snapshot::{unprobed, Snapshot};
 pub use crate::vocab::{Area, Category, Finding, Fix, Severity, Waived};
 
 pub const REPORT_SCHEMA: &str = "gpudoctor.report/1";
@@ -261,10 +261,6 @@ enum Facts {
 
 fn reason<T>(p: &crate::snapshot::Probed<T>) -> String {
     p.reason().unwrap_or("unknown").to_string()
-}
-
-fn unprobed<T>(p: &crate::snapshot::Probed<T>) -> bool {
-    matches!(p.code(), Some("not_probed") | Some("skipped"))
 }
 
 /// What the snapshot holds for an area: known, not probed, or could not be read.
