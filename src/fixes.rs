@@ -9,8 +9,8 @@ use std::sync::OnceLock;
 
 use serde::Deserialize;
 
-use crate::report::Fix;
 use crate::snapshot::{PythonEnv, Snapshot};
+use crate::vocab::Fix;
 
 pub const DRIVER_YAML: &str = include_str!("../fixes/driver.yaml");
 pub const PYTHON_YAML: &str = include_str!("../fixes/python.yaml");

@@ -1,7 +1,9 @@
 //! gpudoctor: a doctor for NVIDIA GPU machines.
 //!
 //! One direction: [`probe`] (the only code that touches the machine) → [`snapshot::Snapshot`]
-//! (plain, versioned data) → [`rules`] (pure functions) → [`report::Report`] → [`render`].
+//! (plain, versioned data) → [`rules`] (pure functions) → [`report::Report`] → [`render`], with
+//! the shared [`vocab`] and the [`knowledge`] under them all; a test keeps every import to that
+//! direction (docs/decisions.md, "The pipeline's direction").
 //! NVIDIA libraries are loaded at run time only, so one binary runs with no driver at all.
 
 pub mod app;
@@ -33,3 +35,7 @@ pub mod sanitize;
 pub mod snapshot;
 pub mod userfile;
 pub mod version;
+pub mod vocab;
+
+#[cfg(test)]
+mod architecture_tests;

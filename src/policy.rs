@@ -29,10 +29,11 @@ use serde::Deserialize;
 use serde_json::json;
 use serde_saphyr::Spanned;
 
-use crate::report::{Area, Finding, Severity, Waived};
 use crate::rules::RuleDoc;
 use crate::snapshot::Snapshot;
 use crate::version::DriverVersion;
+pub use crate::vocab::days;
+use crate::vocab::{Area, Finding, Severity, Waived};
 
 pub const POLICY_SCHEMA: &str = "gpudoctor.policy/1";
 
@@ -176,45 +177,6 @@ fn severity(s: &str) -> Option<Severity> {
         "info" => Some(Severity::Info),
         _ => None,
     }
-}
-
-/// Days since 1970-01-01 of a YYYY-MM-DD date, or None when it is not a real date.
-pub fn days(date: &str) -> Option<i64> {
-    let mut p = date.split('-');
-    let (y, m, d): (i64, i64, i64) = (
-        p.next()?.parse().ok()?,
-        p.next()?.parse().ok()?,
-        p.next()?.parse().ok()?,
-    );
-    if p.next().is_some() || date.len() != 10 || !(1..=12).contains(&m) {
-        return None;
-    }
-    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-    let len = [
-        31,
-        if leap { 29 } else { 28 },
-        31,
-        30,
-        31,
-        30,
-        31,
-        31,
-        30,
-        31,
-        30,
-        31,
-    ];
-    if d < 1 || d > *len.get((m - 1) as usize)? {
-        return None;
-    }
-    // Howard Hinnant's days_from_civil.
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    Some(era * 146_097 + doe - 719_468)
 }
 
 impl Policy {

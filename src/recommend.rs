@@ -16,10 +16,10 @@ use serde::Serialize;
 use crate::assume;
 use crate::compat::{gpu_ccs, torch_install, DriverFacts};
 use crate::matrix::{Matrix, Os};
-use crate::report::{Category, Finding, Fix, Severity};
 use crate::rules::{Context, RuleOptions, Selection};
 use crate::snapshot::{Probed, Snapshot};
 use crate::version::{CudaVersion, DriverVersion};
+use crate::vocab::{Category, Finding, Fix, Severity};
 
 pub const RECOMMEND_SCHEMA: &str = "gpudoctor.recommend/1";
 

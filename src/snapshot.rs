@@ -11,6 +11,8 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+use crate::vocab::Category;
+
 /// The schema string written into every snapshot; bumped on any incompatible change.
 pub const SNAPSHOT_SCHEMA: &str = "gpudoctor.snapshot/1";
 
@@ -99,6 +101,11 @@ impl<T> Probed<T> {
             Probed::Failed { error, code } => Probed::Failed { error, code },
         }
     }
+}
+
+/// True when a value was not probed at all (`--no-probe`): a rule must not judge it.
+pub fn unprobed<T>(p: &Probed<T>) -> bool {
+    p.code() == Some("not_probed") || p.code() == Some("skipped")
 }
 
 impl<T> Default for Probed<T> {
@@ -601,6 +608,16 @@ pub struct Gpu {
 }
 
 impl Gpu {
+    /// How a GPU whose handle NVML would not give is named: its `name` fails with this reason.
+    pub const HANDLE_FAILED: &'static str = "nvmlDeviceGetHandleByIndex failed";
+
+    /// True when NVML would not give this GPU's handle (see [`Gpu::HANDLE_FAILED`]).
+    pub fn handle_failed(&self) -> bool {
+        self.name
+            .reason()
+            .is_some_and(|why| why.starts_with(Self::HANDLE_FAILED))
+    }
+
     pub fn label(&self) -> String {
         match self.name.get() {
             Some(n) => format!("GPU {} ({})", self.index, n),
@@ -885,9 +902,19 @@ pub struct KernelLog {
     pub unreadable: Vec<String>,
 }
 
+impl KernelLog {
+    /// [`KernelLog::source`] of a log read from the Windows System event log.
+    pub const WINDOWS_EVENT_LOG: &'static str = "System event log";
+
+    /// True when the log was read from the Windows System event log.
+    pub fn from_event_log(&self) -> bool {
+        self.source == Self::WINDOWS_EVENT_LOG
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct KernelEvent {
-    pub event: crate::faults::logparse::LogEvent,
+    pub event: crate::knowledge::events::LogEvent,
     pub count: u64,
     /// The first line it came from (from "NVRM:" or the signature on; sanitised).
     pub first_line: String,
@@ -1101,6 +1128,41 @@ pub struct GpuCallError {
     pub message: String,
 }
 
+/// The category of a failed GPU call: the category of its code in the knowledge
+/// ([`crate::knowledge::codes`], knowledge/code-categories.yaml), the same category `explain`
+/// gives the code. cuDNN and cuBLAS calls carry their library's status (by name: cuDNN 8 and 9
+/// number the same status apart); the driver API's calls a CUresult.
+pub fn category_of(err: &GpuCallError) -> Category {
+    use crate::knowledge::codes;
+    // The driver library crashed or exited in the smoke-test process.
+    if err.name == "HELPER_CRASHED" {
+        return Category::DriverFault;
+    }
+    let library = ["cudnn", "cublas"]
+        .into_iter()
+        .find(|l| err.call.starts_with(l));
+    if let Some(lib) = library {
+        if let Some((_, c)) = codes::by_name(&err.name) {
+            return c.category;
+        }
+        if let (Some(n), "cublas") = (err.code, lib) {
+            if let Some(c) = codes::by_num("cublas", n) {
+                return c.category;
+            }
+        }
+        // No status: a cuDNN that cannot create a handle on a GPU that runs our own kernels
+        // does not fit its CUDA or driver.
+        return if lib == "cudnn" {
+            Category::CudnnMismatch
+        } else {
+            Category::SmokeFailure
+        };
+    }
+    err.code
+        .and_then(codes::cuda_category)
+        .unwrap_or(Category::SmokeFailure)
+}
+
 impl std::fmt::Display for GpuCallError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match (self.code, self.name.is_empty()) {
@@ -1254,4 +1316,63 @@ pub struct StressWatch {
     /// Why this GPU's Xid events were not watched (the rest of the watch ran).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub xids_unwatched: Option<String>,
+}
+
+/// A progress event of `gpudoctor stress` (`gpu::stress` emits it), for the live view and JSON
+/// Lines.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum StressEvent {
+    Start {
+        gpu: u32,
+        name: String,
+        free_bytes: u64,
+        tested_bytes: u64,
+        seconds: f64,
+    },
+    Progress {
+        gpu: u32,
+        elapsed_s: f64,
+        memory_rounds: u64,
+        memory_errors: u64,
+        compute_launches: u64,
+        compute_errors: u64,
+        gemm_errors: u64,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        memory_gbps: Option<f64>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        fma_gflops: Option<f64>,
+    },
+    MemoryErrors {
+        gpu: u32,
+        pattern: String,
+        count: u64,
+        first: Vec<MemoryError>,
+    },
+    ComputeErrors {
+        gpu: u32,
+        test: String,
+        count: u64,
+    },
+    Sample {
+        gpu: u32,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        temperature_c: Option<u32>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        power_w: Option<f64>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        sm_mhz: Option<u32>,
+        clock_events: Vec<String>,
+    },
+    Xid {
+        gpu: u32,
+        xid: u64,
+    },
+    Failed {
+        gpu: u32,
+        error: GpuCallError,
+    },
+    Done {
+        gpu: u32,
+    },
 }

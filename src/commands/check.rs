@@ -1,8 +1,8 @@
 //! `gpudoctor check`.
 
 use super::children::run_smoke;
+use super::Output;
 use super::*;
-use crate::app::Output;
 use crate::assume;
 use crate::cli::{CheckArgs, Format};
 use crate::render::{self, human::HumanOptions};

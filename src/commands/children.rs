@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::app::Output;
+use super::Output;
 use crate::probe::{self, libquery};
 use crate::render::GpuFilter;
 use crate::report::ExitStatus;

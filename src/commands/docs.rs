@@ -1,6 +1,6 @@
 //! `gpudoctor completions` and `gpudoctor man`.
 
-use crate::app::Output;
+use super::Output;
 use crate::cli::{Cli, ManArgs};
 use crate::report::ExitStatus;
 

@@ -2,8 +2,8 @@
 
 use std::io::IsTerminal;
 
+use super::Output;
 use super::*;
-use crate::app::Output;
 use crate::cli::ExplainArgs;
 use crate::probe::{self, ProbeOptions};
 use crate::report::{ExitStatus, Report};

@@ -1,7 +1,7 @@
 //! `gpudoctor matrix`.
 
+use super::Output;
 use super::*;
-use crate::app::Output;
 use crate::cli::{MatrixCommand, ShowBy};
 use crate::matrix::Matrix;
 use crate::matrix_show::View;

@@ -7,6 +7,7 @@ mod children;
 mod docs;
 mod explain;
 mod matrix;
+mod output;
 mod recommend;
 mod rules;
 mod run;
@@ -26,6 +27,8 @@ pub(crate) use stress::stress;
 
 use std::path::Path;
 use std::time::Duration;
+
+pub use output::Output;
 
 use crate::assume;
 use crate::cli::{CheckArgs, ColorChoice, FailOn, ProbeArgs};

@@ -1,7 +1,7 @@
 //! `gpudoctor recommend`.
 
+use super::Output;
 use super::*;
-use crate::app::Output;
 use crate::assume;
 use crate::cli::{FrameworkChoice, RecommendArgs};
 use crate::probe::{self};

@@ -1,6 +1,6 @@
 //! `gpudoctor rules`.
 
-use crate::app::Output;
+use super::Output;
 use crate::cli::RulesArgs;
 use crate::report::ExitStatus;
 

@@ -3,9 +3,9 @@
 //! made and printed, the files saved. gpudoctor exits with the command's status; its own
 //! failures after the command started are one line on stderr.
 
+use super::Output;
 #[cfg(any(target_os = "linux", windows))]
 use super::*;
-use crate::app::Output;
 use crate::cli::RunArgs;
 #[cfg(any(target_os = "linux", windows))]
 use crate::report::ExitStatus;

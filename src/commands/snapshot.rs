@@ -1,7 +1,7 @@
 //! `gpudoctor snapshot`.
 
+use super::Output;
 use super::*;
-use crate::app::Output;
 use crate::cli::SnapshotArgs;
 use crate::probe::{self};
 use crate::report::ExitStatus;

@@ -3,8 +3,8 @@
 use std::io::IsTerminal;
 use std::time::Duration;
 
+use super::Output;
 use super::*;
-use crate::app::Output;
 use crate::cli::{StressArgs, StressFormat};
 use crate::probe::{self, ProbeOptions};
 use crate::render::{self, human::HumanOptions};

@@ -21,7 +21,7 @@ use regex::Regex;
 use serde::Deserialize;
 use serde_saphyr::Spanned;
 
-use crate::report::{Category, Fix, Severity};
+use crate::vocab::{Category, Fix, Severity};
 
 pub const CATALOG_SCHEMA: &str = "gpudoctor.explain-catalog/1";
 

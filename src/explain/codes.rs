@@ -9,11 +9,12 @@
 use serde_json::json;
 
 use super::tables::tables;
+pub use super::tables::{crash_ntstatus, ntstatus_name};
 use super::Match;
 use crate::faults::xid;
 use crate::knowledge::codes::{self as kc, Code, Emitter};
 use crate::matrix::Matrix;
-use crate::report::{Category, Severity};
+use crate::vocab::{Category, Severity};
 
 const CHECK: &str = "gpudoctor check";
 
@@ -44,30 +45,6 @@ fn signal_match(sig: u32, as_exit: Option<i64>, conf: &'static str) -> Option<Ma
         m.meaning.push_str(&s.note);
     }
     Some(m)
-}
-
-/// The NTSTATUS of an exit status that is a Windows error code, which a crashed process ends
-/// with: 0xC0000000 to 0xCFFFFFFF, seen as a negative 32-bit number (-1073740791) or an
-/// unsigned one (3221226505). 0xFFFFFFFF is exit(-1), a program's own choice, not a crash.
-pub fn crash_ntstatus(n: i64) -> Option<u32> {
-    let u = if (i64::from(i32::MIN)..0).contains(&n) {
-        (n as i32) as u32
-    } else if (0..=i64::from(u32::MAX)).contains(&n) {
-        n as u32
-    } else {
-        return None;
-    };
-    (0xC000_0000..0xD000_0000).contains(&u).then_some(u)
-}
-
-/// The name of an NTSTATUS code explain's table knows ("STATUS_ACCESS_VIOLATION").
-pub fn ntstatus_name(u: u32) -> Option<&'static str> {
-    tables()?
-        .ntstatus
-        .codes
-        .iter()
-        .find(|n| n.code == u)
-        .map(|n| n.name.as_str())
 }
 
 fn nt_match(u: u32, shown: serde_json::Value, conf: &'static str) -> Match {

@@ -11,7 +11,7 @@ pub mod tables;
 
 use serde::Serialize;
 
-use crate::report::{Category, Fix, Severity};
+use crate::vocab::{Category, Fix, Severity};
 
 pub const EXPLAIN_SCHEMA: &str = "gpudoctor.explain/1";
 
@@ -453,7 +453,7 @@ pub fn combine(input: &str) -> Option<Match> {
         "signature",
         serde_json::json!("driver-versions-differ"),
         "Kernel module and driver libraries are different versions",
-        crate::report::Category::DriverLibraryMismatch,
+        crate::vocab::Category::DriverLibraryMismatch,
         format!("The pasted text shows the NVIDIA kernel module at {kernel} and the user-space driver (libcuda / NVML / nvidia-smi) at {user}: they must be the same version."),
     )
     .causes(&["the driver packages were upgraded and the machine was not rebooted, so the old module is still loaded", "packages from two driver versions are installed"])
@@ -510,8 +510,8 @@ pub fn sort(v: &mut [Match]) {
 }
 
 /// Categories that the same underlying problem shows under in `check`.
-pub fn related(c: crate::report::Category) -> Vec<crate::report::Category> {
-    use crate::report::Category as C;
+pub fn related(c: crate::vocab::Category) -> Vec<crate::vocab::Category> {
+    use crate::vocab::Category as C;
     match c {
         C::DriverTooOld | C::ArchUnsupported => vec![C::DriverTooOld, C::ArchUnsupported],
         C::CudnnMismatch | C::CudaRuntimeMismatch | C::LibraryPathConflict => vec![

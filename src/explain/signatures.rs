@@ -15,8 +15,8 @@ use super::Match;
 use crate::compat::{best_torch, DriverFacts};
 use crate::faults::logparse::{LogEvent, LogParser};
 use crate::matrix::{coverage, split_cc, Coverage, Matrix, Os};
-use crate::report::{Category, Severity};
 use crate::version::{decode_cudnn, CudaVersion};
+use crate::vocab::{Category, Severity};
 
 /// What a signature's enricher found in one line: `None` when it found nothing to add (the
 /// catalog's own text stands), else the matches to report instead (none: the line is not this

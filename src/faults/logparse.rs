@@ -12,165 +12,28 @@
 //! The parser is total: any input gives an event or nothing, never a panic (fuzzed in tests).
 //! `check` and `explain --log` share it.
 
-use serde::{Deserialize, Serialize};
-
 use crate::sanitize;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum LogEvent {
-    Xid {
-        xid: u32,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        bus_id: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        gpu_instance: Option<u32>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        compute_instance: Option<u32>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        pid: Option<u32>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        process: Option<String>,
-        message: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        caused_by: Option<u32>,
-        /// NVLink5 (144–150): "Fatal" / "Nonfatal".
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        fatal: Option<bool>,
-        /// Xid 154: the recovery action changed to.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        recovery_action: Option<u64>,
-    },
-    FallenOffBus {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        bus_id: Option<String>,
-    },
-    RmInitAdapterFailed {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        bus_id: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        code: Option<String>,
-    },
-    ApiMismatch {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        client_version: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        module_version: Option<String>,
-    },
-    ProbeNotCalled,
-    NoDevicesProbed,
-    UnsupportedGpu {
-        detail: String,
-    },
-    OpenModuleNeedsGsp,
-    UnsignedModule,
-    PcieAer {
-        severity: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        device: Option<String>,
-    },
-    OomKill {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        pid: Option<u32>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        process: Option<String>,
-    },
-    NvswitchSxid {
-        code: u32,
-    },
-    /// Any other event of knowledge/kernel-events.yaml, by its id ("gsp_unresponsive",
-    /// "nouveau_owns_gpu", ...).
-    Kernel {
-        event: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        bus_id: Option<String>,
-        /// The message (for events whose text names it).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        detail: Option<String>,
-    },
-    /// Windows: the display driver stopped answering within the TDR delay and Windows reset it
-    /// (`Display` event 4101 "Display driver nvlddmkm stopped responding and has …recovered",
-    /// `nvlddmkm` event 153 "…TDR occurred on GPUID:100"; sources in
-    /// tests/fixtures/windows/eventlog/README.md).
-    DisplayDriverReset {
-        /// The driver (`nvlddmkm`) or the device (`\Device\Video3`) the record names.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        device: Option<String>,
-    },
-}
+pub use crate::knowledge::events::LogEvent;
 
-impl LogEvent {
-    /// A key that identifies repeats of the same problem ("xid:79:0000:2b:00").
-    pub fn key(&self) -> String {
-        match self {
-            LogEvent::Xid { xid, bus_id, .. } => {
-                format!("xid:{xid}:{}", bus_id.as_deref().unwrap_or("?"))
-            }
-            LogEvent::FallenOffBus { bus_id } => {
-                format!("fallen_off_bus:{}", bus_id.as_deref().unwrap_or("?"))
-            }
-            LogEvent::RmInitAdapterFailed { bus_id, .. } => {
-                format!("rm_init:{}", bus_id.as_deref().unwrap_or("?"))
-            }
-            LogEvent::ApiMismatch { .. } => "api_mismatch".into(),
-            LogEvent::ProbeNotCalled => "probe_not_called".into(),
-            LogEvent::NoDevicesProbed => "no_devices".into(),
-            LogEvent::UnsupportedGpu { .. } => "unsupported_gpu".into(),
-            LogEvent::OpenModuleNeedsGsp => "open_module_gsp".into(),
-            LogEvent::UnsignedModule => "unsigned_module".into(),
-            LogEvent::PcieAer { severity, device } => {
-                format!("aer:{severity}:{}", device.as_deref().unwrap_or("?"))
-            }
-            LogEvent::OomKill { .. } => "oom_kill".into(),
-            LogEvent::NvswitchSxid { code } => format!("sxid:{code}"),
-            LogEvent::DisplayDriverReset { .. } => "display_driver_reset".into(),
-            LogEvent::Kernel { event, bus_id, .. } => match bus_id {
-                Some(b) => format!("{event}:{b}"),
-                None => event.clone(),
-            },
-        }
-    }
-
-    /// The id of its event in knowledge/kernel-events.yaml ("xid" for an Xid, whose entry is in
-    /// knowledge/xid.yaml).
-    pub fn event_id(&self) -> &str {
-        match self {
-            LogEvent::Xid { .. } => "xid",
-            LogEvent::FallenOffBus { .. } => "fallen_off_bus",
-            LogEvent::RmInitAdapterFailed { .. } => "rm_init_adapter_failed",
-            LogEvent::ApiMismatch { .. } => "api_mismatch",
-            LogEvent::ProbeNotCalled => "probe_not_called",
-            LogEvent::NoDevicesProbed => "no_devices_probed",
-            LogEvent::UnsupportedGpu { .. } => "unsupported_gpu",
-            LogEvent::OpenModuleNeedsGsp => "open_module_needs_gsp",
-            LogEvent::UnsignedModule => "unsigned_module",
-            LogEvent::PcieAer { .. } => "pcie_aer",
-            LogEvent::OomKill { .. } => "oom_kill",
-            LogEvent::NvswitchSxid { .. } => "nvswitch_sxid",
-            LogEvent::DisplayDriverReset { .. } => "display_driver_reset",
-            LogEvent::Kernel { event, .. } => event,
-        }
-    }
-
-    /// The event of a family match, as the variant that carries its fields where there is one.
-    fn of_family(id: &str, line: &str) -> LogEvent {
-        let bus_id = gpu_prefix_bus(line).or_else(|| any_bus(line));
-        match id {
-            "fallen_off_bus" => LogEvent::FallenOffBus { bus_id },
-            "rm_init_adapter_failed" => LogEvent::RmInitAdapterFailed { bus_id, code: None },
-            "probe_not_called" => LogEvent::ProbeNotCalled,
-            "no_devices_probed" => LogEvent::NoDevicesProbed,
-            "open_module_needs_gsp" => LogEvent::OpenModuleNeedsGsp,
-            "unsigned_module" => LogEvent::UnsignedModule,
-            "unsupported_gpu" => LogEvent::UnsupportedGpu {
-                detail: clean(nvrm_part(line)),
-            },
-            _ => LogEvent::Kernel {
-                event: id.to_string(),
-                bus_id,
-                detail: Some(clean(nvrm_part(line))),
-            },
-        }
+/// The event of a family match, as the variant that carries its fields where there is one.
+fn of_family(id: &str, line: &str) -> LogEvent {
+    let bus_id = gpu_prefix_bus(line).or_else(|| any_bus(line));
+    match id {
+        "fallen_off_bus" => LogEvent::FallenOffBus { bus_id },
+        "rm_init_adapter_failed" => LogEvent::RmInitAdapterFailed { bus_id, code: None },
+        "probe_not_called" => LogEvent::ProbeNotCalled,
+        "no_devices_probed" => LogEvent::NoDevicesProbed,
+        "open_module_needs_gsp" => LogEvent::OpenModuleNeedsGsp,
+        "unsigned_module" => LogEvent::UnsignedModule,
+        "unsupported_gpu" => LogEvent::UnsupportedGpu {
+            detail: clean(nvrm_part(line)),
+        },
+        _ => LogEvent::Kernel {
+            event: id.to_string(),
+            bus_id,
+            detail: Some(clean(nvrm_part(line))),
+        },
     }
 }
 
@@ -466,7 +329,7 @@ impl LogParser {
             self.oom_pid = pid;
             return Some(LogEvent::OomKill { pid, process });
         }
-        crate::knowledge::kernel::match_line(line).map(|(e, _)| LogEvent::of_family(&e.id, line))
+        crate::knowledge::kernel::match_line(line).map(|(e, _)| of_family(&e.id, line))
     }
 }
 

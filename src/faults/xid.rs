@@ -6,30 +6,7 @@
 //! scripts/knowledge/xid_catalog.yaml. NVIDIA publishes no severity field: the levels are
 //! faults.md's synthesis of NVIDIA's resolution buckets, DCGM and cloud practice.
 
-use crate::report::Severity;
-
-/// faults.md's severity scale (INFO < APP < WARN < HIGH < CRIT).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Level {
-    Info,
-    App,
-    Warn,
-    High,
-    Crit,
-}
-
-impl Level {
-    /// As a finding severity: HIGH and CRIT fail a node; WARN warns; APP and INFO inform.
-    pub fn severity(self) -> Severity {
-        match self {
-            Level::Crit | Level::High => Severity::Error,
-            Level::Warn => Severity::Warning,
-            Level::App | Level::Info => Severity::Info,
-        }
-    }
-}
-
+pub use crate::knowledge::events::Level;
 pub use crate::knowledge::kernel::XidInfo;
 
 /// The entry of an Xid: every number the driver defines or NVIDIA's catalog lists. Numbers the

@@ -15,7 +15,7 @@ pub mod smoke;
 pub mod stress;
 pub mod watch;
 
-use crate::report::Category;
+pub use crate::snapshot::category_of;
 use crate::snapshot::GpuCallError;
 
 /// The smoke kernels, PTX ISA 7.0 for sm_50 (see the file's header).
@@ -241,39 +241,4 @@ pub fn nvml_index(
         _ => true,
     };
     (index, wanted)
-}
-
-/// The category of a failed GPU call: the category of its code in the knowledge
-/// ([`crate::knowledge::codes`], knowledge/code-categories.yaml), the same category `explain`
-/// gives the code. cuDNN and cuBLAS calls carry their library's status (by name: cuDNN 8 and 9
-/// number the same status apart); the driver API's calls a CUresult.
-pub fn category_of(err: &GpuCallError) -> Category {
-    use crate::knowledge::codes;
-    // The driver library crashed or exited in the smoke-test process.
-    if err.name == "HELPER_CRASHED" {
-        return Category::DriverFault;
-    }
-    let library = ["cudnn", "cublas"]
-        .into_iter()
-        .find(|l| err.call.starts_with(l));
-    if let Some(lib) = library {
-        if let Some((_, c)) = codes::by_name(&err.name) {
-            return c.category;
-        }
-        if let (Some(n), "cublas") = (err.code, lib) {
-            if let Some(c) = codes::by_num("cublas", n) {
-                return c.category;
-            }
-        }
-        // No status: a cuDNN that cannot create a handle on a GPU that runs our own kernels
-        // does not fit its CUDA or driver.
-        return if lib == "cudnn" {
-            Category::CudnnMismatch
-        } else {
-            Category::SmokeFailure
-        };
-    }
-    err.code
-        .and_then(codes::cuda_category)
-        .unwrap_or(Category::SmokeFailure)
 }

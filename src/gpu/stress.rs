@@ -16,10 +16,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
-
 use super::{Arg, Backend, Buf, Device, GemmType, SMOKE_PTX, STRESS_PTX};
 use crate::probe::deadline;
+pub use crate::probe::nvml_watch::{Monitor, Sample};
+pub use crate::snapshot::StressEvent as Event;
 use crate::snapshot::{GpuCallError, MemoryError, StressGpu, StressRun, StressWatch};
 
 /// Mismatches logged per check kernel (the rest are counted).
@@ -225,102 +225,6 @@ pub struct StressOptions {
     pub stop: Arc<AtomicBool>,
     /// How long to wait for workers after the deadline or a stop before giving up on them.
     pub grace: Duration,
-}
-
-/// A progress event, for the live view and JSON Lines.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "event", rename_all = "snake_case")]
-pub enum Event {
-    Start {
-        gpu: u32,
-        name: String,
-        free_bytes: u64,
-        tested_bytes: u64,
-        seconds: f64,
-    },
-    Progress {
-        gpu: u32,
-        elapsed_s: f64,
-        memory_rounds: u64,
-        memory_errors: u64,
-        compute_launches: u64,
-        compute_errors: u64,
-        gemm_errors: u64,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        memory_gbps: Option<f64>,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        fma_gflops: Option<f64>,
-    },
-    MemoryErrors {
-        gpu: u32,
-        pattern: String,
-        count: u64,
-        first: Vec<MemoryError>,
-    },
-    ComputeErrors {
-        gpu: u32,
-        test: String,
-        count: u64,
-    },
-    Sample {
-        gpu: u32,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        temperature_c: Option<u32>,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        power_w: Option<f64>,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        sm_mhz: Option<u32>,
-        clock_events: Vec<String>,
-    },
-    Xid {
-        gpu: u32,
-        xid: u64,
-    },
-    Failed {
-        gpu: u32,
-        error: GpuCallError,
-    },
-    Done {
-        gpu: u32,
-    },
-}
-
-/// One health sample of one GPU (from NVML).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Sample {
-    pub temperature_c: Option<u32>,
-    pub power_w: Option<f64>,
-    pub sm_mhz: Option<u32>,
-    /// NVML clock event reason bits.
-    pub clock_event_reasons: Option<u64>,
-    pub ecc_corrected: Option<u64>,
-    pub ecc_uncorrected: Option<u64>,
-    pub remap_pending: Option<bool>,
-    pub pcie_replays: Option<u64>,
-    /// Memory in use and free (`gpudoctor run`'s timeline; stress does not need it).
-    pub memory: Option<crate::snapshot::GpuMemory>,
-    /// The compute processes holding memory on the GPU (NVML's process list).
-    pub processes: Option<Vec<crate::snapshot::GpuProcess>>,
-}
-
-/// The health watch: samples by NVML index, and Xid events.
-pub trait Monitor: Send {
-    fn sample(&mut self, index: u32) -> Option<Sample>;
-    /// Xid events since the last call as (NVML index, Xid), waiting at most `wait`.
-    fn xids(&mut self, wait: Duration) -> Vec<(u32, u64)>;
-    /// GPUs (NVML index) whose Xid events are not watched, and why.
-    fn unwatched(&self) -> Vec<(u32, String)> {
-        Vec::new()
-    }
-    /// Why the watch watched nothing, or stopped (NVML hung).
-    fn unavailable(&self) -> Option<String> {
-        None
-    }
-    /// The GPUs (NVML indexes) there are to sample, when the watch knows (`gpudoctor run`
-    /// samples them all; `stress` names its own).
-    fn gpus(&self) -> Vec<u32> {
-        Vec::new()
-    }
 }
 
 /// NVML clock event reasons that mean the GPU slowed itself under load

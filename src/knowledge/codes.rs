@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 
 use serde::Deserialize;
 
-use crate::report::Category;
+use crate::vocab::Category;
 
 pub const SCHEMA: &str = "gpudoctor.knowledge-codes/1";
 

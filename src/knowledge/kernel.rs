@@ -14,8 +14,8 @@ use std::sync::OnceLock;
 
 use serde::Deserialize;
 
-use crate::faults::xid::Level;
-use crate::report::{Area, Category, Severity};
+use super::events::Level;
+use crate::vocab::{Area, Category, Severity};
 
 const XID_YAML: &str = include_str!("../../knowledge/xid.yaml");
 const EVENTS_YAML: &str = include_str!("../../knowledge/kernel-events.yaml");
@@ -165,10 +165,8 @@ mod tests;
 
 /// A kernel-log event as the knowledge says it: its entry, the title and the text with the
 /// event's fields filled in. None for an Xid (see [`xid`]) or an event the data lacks.
-pub fn describe(
-    ev: &crate::faults::logparse::LogEvent,
-) -> Option<(&'static Event, String, String)> {
-    use crate::faults::logparse::LogEvent as L;
+pub fn describe(ev: &super::events::LogEvent) -> Option<(&'static Event, String, String)> {
+    use super::events::LogEvent as L;
     let e = event(ev.event_id())?;
     let s = |o: &Option<String>| o.clone().unwrap_or_else(|| "?".into());
     let vars: Vec<(&str, String)> = match ev {

@@ -9,5 +9,7 @@
 //! - [`messages`]: message families of the frameworks, loaders and the OS.
 
 pub mod codes;
+pub mod env;
+pub mod events;
 pub mod kernel;
 pub mod messages;

@@ -181,10 +181,10 @@ fn describe_status(s: ExitStatus) -> String {
 /// A Windows exit code: a process that crashed ends with its NTSTATUS (0xC0000005 for an access
 /// violation, 0xC0000409 for a fail-fast), named from explain's table.
 pub fn describe_exit_code(c: i32) -> String {
-    let Some(u) = crate::explain::codes::crash_ntstatus(i64::from(c)) else {
+    let Some(u) = crate::explain::tables::crash_ntstatus(i64::from(c)) else {
         return format!("exit status {c}");
     };
-    match crate::explain::codes::ntstatus_name(u) {
+    match crate::explain::tables::ntstatus_name(u) {
         Some(name) => format!("crashed with 0x{u:08X} ({name})"),
         None => format!("crashed with NTSTATUS 0x{u:08X}"),
     }

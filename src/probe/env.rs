@@ -49,19 +49,7 @@ pub const RECORDED: &[&str] = &[
     "OPENCL_PROFILE",
 ];
 
-/// The DCGM-flagged subset.
-pub const DEBUG_INJECTION: &[&str] = &[
-    "NSIGHT_CUDA_DEBUGGER",
-    "CUDA_INJECTION32_PATH",
-    "CUDA_INJECTION64_PATH",
-    "CUDA_AUTO_BOOST",
-    "CUDA_ENABLE_COREDUMP_ON_EXCEPTION",
-    "CUDA_COREDUMP_FILE",
-    "CUDA_DEVICE_WAITS_ON_EXCEPTION",
-    "CUDA_PROFILE",
-    "COMPUTE_PROFILE",
-    "OPENCL_PROFILE",
-];
+pub use crate::knowledge::env::DEBUG_INJECTION;
 
 pub fn probe(env: &dyn Fn(&str) -> Option<String>) -> BTreeMap<String, String> {
     RECORDED

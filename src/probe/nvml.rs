@@ -108,7 +108,7 @@ pub const TEST_HANG_VAR: &str = "GPUDOCTOR_TEST_HANG_NVML";
 pub const MAX_GPUS: u32 = 64;
 
 /// How a GPU whose handle NVML would not give is named.
-pub const HANDLE_FAILED: &str = "nvmlDeviceGetHandleByIndex failed";
+pub const HANDLE_FAILED: &str = Gpu::HANDLE_FAILED;
 
 /// `deep`: also validate each GPU's InfoROM (about 70 ms a GPU on an H100).
 pub fn probe(progress: Progress, deep: bool) -> NvmlReport {

@@ -10,7 +10,44 @@ use nvml_wrapper::enums::event::XidError;
 use nvml_wrapper::{EventSet, Nvml};
 
 use super::nvml_health::remapped_rows;
-use crate::gpu::stress::{Monitor, Sample};
+
+/// One health sample of one GPU (from NVML).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Sample {
+    pub temperature_c: Option<u32>,
+    pub power_w: Option<f64>,
+    pub sm_mhz: Option<u32>,
+    /// NVML clock event reason bits.
+    pub clock_event_reasons: Option<u64>,
+    pub ecc_corrected: Option<u64>,
+    pub ecc_uncorrected: Option<u64>,
+    pub remap_pending: Option<bool>,
+    pub pcie_replays: Option<u64>,
+    /// Memory in use and free (`gpudoctor run`'s timeline; stress does not need it).
+    pub memory: Option<crate::snapshot::GpuMemory>,
+    /// The compute processes holding memory on the GPU (NVML's process list).
+    pub processes: Option<Vec<crate::snapshot::GpuProcess>>,
+}
+
+/// The health watch: samples by NVML index, and Xid events.
+pub trait Monitor: Send {
+    fn sample(&mut self, index: u32) -> Option<Sample>;
+    /// Xid events since the last call as (NVML index, Xid), waiting at most `wait`.
+    fn xids(&mut self, wait: Duration) -> Vec<(u32, u64)>;
+    /// GPUs (NVML index) whose Xid events are not watched, and why.
+    fn unwatched(&self) -> Vec<(u32, String)> {
+        Vec::new()
+    }
+    /// Why the watch watched nothing, or stopped (NVML hung).
+    fn unavailable(&self) -> Option<String> {
+        None
+    }
+    /// The GPUs (NVML indexes) there are to sample, when the watch knows (`gpudoctor run`
+    /// samples them all; `stress` names its own).
+    fn gpus(&self) -> Vec<u32> {
+        Vec::new()
+    }
+}
 
 /// NVML for the whole run (leaked on purpose: the event sets borrow it, and the process ends
 /// with the run).

@@ -8,7 +8,7 @@
 use std::fmt::Write;
 
 use crate::report::{Area, Finding, Report, Severity};
-use crate::rules::RuleDoc;
+use crate::vocab::RuleDoc;
 
 /// Escapes text for XML content and attribute values, dropping characters XML 1.0 forbids.
 fn esc(s: &str) -> String {

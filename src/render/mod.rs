@@ -11,9 +11,9 @@ pub mod prometheus;
 pub mod stress_live;
 
 use crate::report::{Area, Finding, Report};
-use crate::rules::gib;
 use crate::snapshot::{Probed, Snapshot};
 use crate::version::cuda_api_to_string;
+use crate::vocab::gib;
 
 /// The doctor mark of an area: decided in the report ([`crate::report::Mark`]).
 pub use crate::report::Mark;
@@ -706,7 +706,7 @@ fn install_fact(i: &crate::snapshot::DriverInstall) -> String {
 }
 
 fn unprobed_any<T>(p: &Probed<T>) -> bool {
-    crate::rules::unprobed(p)
+    crate::snapshot::unprobed(p)
 }
 
 #[cfg(test)]

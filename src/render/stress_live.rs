@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::gpu::stress::Event;
 use crate::sanitize;
+use crate::snapshot::StressEvent as Event;
 
 /// Where events go.
 pub trait Sink {

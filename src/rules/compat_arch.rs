@@ -9,8 +9,8 @@ use crate::compat::{
     best_torch, builds, gpu_ccs, gpu_label, torch_install, DriverFacts, Framework,
 };
 use crate::matrix::{coverage, split_cc, Coverage};
-use crate::report::{Area, Category, Finding, Severity};
 use crate::version::CudaVersion;
+use crate::vocab::{Area, Category, Finding, Severity};
 
 pub const RULE: Rule = Rule {
     doc: RuleDoc {

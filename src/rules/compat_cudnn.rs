@@ -5,9 +5,9 @@ use serde_json::json;
 
 use super::{Context, Rule, RuleDoc};
 use crate::compat::{builds, inspectable, libraries_fix, reachable_cudnn, Framework};
-use crate::report::{Area, Category, Finding, Severity};
 use crate::snapshot::Probed;
 use crate::version::{cmp_dotted, decode_cudnn, dotted, CudaVersion};
+use crate::vocab::{Area, Category, Finding, Severity};
 
 pub const RULE: Rule = Rule {
     doc: RuleDoc {

@@ -9,8 +9,8 @@ use crate::compat::{
     Framework, Runs,
 };
 use crate::fixes::{driver_fix, DriverAction, Terms, Values};
-use crate::report::{Area, Category, Finding, Fix, Severity};
 use crate::version::{CudaVersion, DriverVersion};
+use crate::vocab::{Area, Category, Finding, Fix, Severity};
 
 pub const RULE: Rule = Rule {
     doc: RuleDoc {

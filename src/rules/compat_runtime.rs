@@ -5,8 +5,8 @@ use serde_json::json;
 
 use super::{Context, Rule, RuleDoc};
 use crate::compat::{builds, inspectable, libraries_fix, reachable_runtimes, Build, Framework};
-use crate::report::{Area, Category, Finding, Severity};
 use crate::version::CudaVersion;
+use crate::vocab::{Area, Category, Finding, Severity};
 
 pub const RULE: Rule = Rule {
     doc: RuleDoc {

@@ -3,8 +3,8 @@
 use serde_json::json;
 
 use super::{Context, Rule, RuleDoc};
-use crate::probe::env::DEBUG_INJECTION;
-use crate::report::{Area, Category, Finding, Severity};
+use crate::knowledge::env::DEBUG_INJECTION;
+use crate::vocab::{Area, Category, Finding, Severity};
 
 pub const RULE: Rule = Rule {
     doc: RuleDoc {

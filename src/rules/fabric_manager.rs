@@ -5,7 +5,7 @@ use serde_json::json;
 
 use super::{Context, Rule, RuleDoc};
 use crate::fixes::{driver_fix, DriverAction, Terms, Values};
-use crate::report::{Area, Category, Finding, Fix, Severity};
+use crate::vocab::{Area, Category, Finding, Fix, Severity};
 
 pub const RULE: Rule = Rule {
     doc: RuleDoc {

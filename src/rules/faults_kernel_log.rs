@@ -10,7 +10,7 @@ use serde_json::json;
 
 use super::{Context, Rule, RuleDoc};
 use crate::faults::logparse::{norm_bus_id, LogEvent};
-use crate::report::{Area, Category, Finding, Severity};
+use crate::vocab::{Area, Category, Finding, Severity};
 
 pub const RULE: Rule = Rule {
     doc: RuleDoc {
@@ -44,7 +44,7 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
             .find(|g| g.pci_bus_id.get().and_then(|x| norm_bus_id(x)).as_ref() == Some(b))
             .map(|g| g.index)
     };
-    let label = if log.source == crate::probe::windows::eventlog::SOURCE {
+    let label = if log.from_event_log() {
         "System event log"
     } else {
         "Kernel log"

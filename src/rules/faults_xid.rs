@@ -6,7 +6,7 @@ use serde_json::json;
 use super::{Context, Rule, RuleDoc};
 use crate::faults::logparse::{norm_bus_id, LogEvent};
 use crate::faults::xid::{lookup, recovery_action, Level};
-use crate::report::{Area, Category, Finding};
+use crate::vocab::{Area, Category, Finding};
 
 pub const RULE: Rule = Rule {
     doc: RuleDoc {

@@ -3,7 +3,7 @@
 use serde_json::json;
 
 use super::{gib, Context, Rule, RuleDoc};
-use crate::report::{Area, Category, Finding, Severity};
+use crate::vocab::{Area, Category, Finding, Severity};
 
 /// JAX preallocates 75 % of GPU memory by default (XLA_PYTHON_CLIENT_MEM_FRACTION=.75,
 /// https://docs.jax.dev/en/latest/gpu_memory_allocation.html): when less than that is free, a

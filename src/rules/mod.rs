@@ -51,21 +51,10 @@ pub mod windows_fixes;
 mod windows_tdr;
 
 use crate::matrix::Matrix;
-use crate::report::{Area, Category, Finding, Fix, Severity};
-use crate::snapshot::{Probed, Snapshot};
-
-/// A rule's own documentation.
-#[derive(Debug, Clone, Copy)]
-pub struct RuleDoc {
-    pub id: &'static str,
-    pub category: Category,
-    pub area: Area,
-    /// One line for `gpudoctor rules`.
-    pub summary: &'static str,
-    pub what: &'static str,
-    pub why: &'static str,
-    pub fix: &'static str,
-}
+pub use crate::snapshot::unprobed;
+use crate::snapshot::Snapshot;
+pub use crate::vocab::{gib, RuleDoc};
+use crate::vocab::{Finding, Fix, Severity};
 
 pub struct Rule {
     pub doc: RuleDoc,
@@ -120,11 +109,6 @@ impl Context<'_> {
                 .get()
                 .is_some_and(|v| v.iter().any(|d| d.is_gpu()))
     }
-}
-
-/// True when a value was not probed at all (`--no-probe`): a rule must not judge it.
-pub fn unprobed<T>(p: &Probed<T>) -> bool {
-    p.code() == Some("not_probed") || p.code() == Some("skipped")
 }
 
 impl RuleDoc {
@@ -319,9 +303,4 @@ pub fn evaluate(ctx: &Context, sel: &Selection) -> Vec<Finding> {
             }
         })
         .collect()
-}
-
-/// Bytes as GiB with one decimal.
-pub fn gib(bytes: u64) -> String {
-    format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
 }

@@ -6,8 +6,7 @@
 use serde_json::json;
 
 use super::{unprobed, Context, Rule, RuleDoc};
-use crate::probe::nvml::HANDLE_FAILED;
-use crate::report::{Area, Category, Finding, Severity};
+use crate::vocab::{Area, Category, Finding, Severity};
 
 pub const RULE: Rule = Rule {
     doc: RuleDoc {
@@ -112,7 +111,7 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
             continue;
         };
         // A lost GPU is health.gpu-lost's.
-        if why.starts_with(HANDLE_FAILED) && c != "gpu_lost" {
+        if g.handle_failed() && c != "gpu_lost" {
             push(
                 c,
                 format!("GPU {}: NVML could not open it", g.index),

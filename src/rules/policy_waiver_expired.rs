@@ -4,7 +4,7 @@
 //! is their documentation and their place in `--only` / `--skip`, so it judges nothing itself.
 
 use super::{Context, Rule, RuleDoc};
-use crate::report::{Area, Category, Finding};
+use crate::vocab::{Area, Category, Finding};
 
 pub const RULE: Rule = Rule {
     doc: RuleDoc {

@@ -5,9 +5,9 @@
 use serde_json::json;
 
 use super::{Context, Rule, RuleDoc};
-use crate::gpu::category_of;
-use crate::report::{Area, Category, Finding, Severity};
+use crate::snapshot::category_of;
 use crate::snapshot::{GpuCallError, StepStatus};
+use crate::vocab::{Area, Category, Finding, Severity};
 
 pub const RULE: Rule = Rule {
     doc: RuleDoc {

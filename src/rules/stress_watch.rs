@@ -5,7 +5,7 @@ use serde_json::json;
 
 use super::{Context, Rule, RuleDoc};
 use crate::faults::xid;
-use crate::report::{Area, Category, Finding, Severity};
+use crate::vocab::{Area, Category, Finding, Severity};
 
 pub const RULE: Rule = Rule {
     doc: RuleDoc {

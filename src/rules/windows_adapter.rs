@@ -13,8 +13,8 @@ use serde_json::json;
 
 use super::windows_fixes::{on_windows, DRIVER_DOWNLOAD};
 use super::{Context, Rule, RuleDoc};
-use crate::report::{Area, Category, Finding, Severity};
 use crate::snapshot::DisplayAdapter;
+use crate::vocab::{Area, Category, Finding, Severity};
 
 pub const RULE: Rule = Rule {
     doc: RuleDoc {

@@ -5,8 +5,8 @@
 //! A rule keeps one wording of its finding; this layer rewrites the commands and the few words
 //! that name Linux things. A command that has no Windows form is dropped rather than shown wrong.
 
-use crate::report::Finding;
 use crate::snapshot::Snapshot;
+use crate::vocab::Finding;
 
 /// Rules about things Windows does not have: the Linux kernel module and its flavours, `/dev`
 /// nodes, the toolkit's `libcuda.so` stub, `LD_LIBRARY_PATH`, Linux containers, Jetson boards,

@@ -25,8 +25,8 @@ use serde_json::json;
 use super::windows_fixes::on_windows;
 use super::{Context, Rule, RuleDoc};
 use crate::faults::logparse::LogEvent;
-use crate::report::{Area, Category, Finding, Severity};
 use crate::snapshot::WindowsHost;
+use crate::vocab::{Area, Category, Finding, Severity};
 
 pub const RULE: Rule = Rule {
     doc: RuleDoc {

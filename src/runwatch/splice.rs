@@ -12,7 +12,7 @@ use std::fs::File;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use super::tail::Tail;
+use super::tail::{errno, queued, read_queued, Capture, Tail};
 
 /// Bytes a capture pipe is asked to hold (the unprivileged maximum by default,
 /// /proc/sys/fs/pipe-max-size; a smaller pipe works too, with more of them).
@@ -58,20 +58,6 @@ fn lock(tail: &Mutex<Tail>) -> MutexGuard<'_, Tail> {
     }
 }
 
-fn errno() -> i32 {
-    std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
-}
-
-/// Bytes waiting in a pipe.
-fn queued(fd: RawFd) -> usize {
-    let mut n: libc::c_int = 0;
-    // SAFETY: FIONREAD writes one int.
-    if unsafe { libc::ioctl(fd, libc::FIONREAD, &mut n) } != 0 {
-        return 0;
-    }
-    usize::try_from(n).unwrap_or(0)
-}
-
 fn capture_pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
     let mut fds = [0; 2];
     // SAFETY: pipe2 fills two descriptors we then own.
@@ -85,51 +71,7 @@ fn capture_pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
     Ok((r, w))
 }
 
-/// Reads everything a pipe holds now (FIONREAD bytes: the read never waits).
-fn read_queued(fd: RawFd) -> Vec<u8> {
-    let mut want = queued(fd);
-    let mut buf = vec![0u8; want];
-    let mut at = 0;
-    while want > 0 {
-        let Some(dst) = buf.get_mut(at..) else { break };
-        // SAFETY: reading into the unfilled part of our own buffer.
-        let n = unsafe { libc::read(fd, dst.as_mut_ptr().cast(), dst.len()) };
-        if n > 0 {
-            at += n as usize;
-            want = want.saturating_sub(n as usize);
-        } else if n < 0 && errno() == libc::EINTR {
-            continue;
-        } else {
-            break;
-        }
-    }
-    buf.truncate(at);
-    buf
-}
-
-/// A capture pipe's read end, with its number: the command's stdout and stderr each have a
-/// relay, and the pipes hold their bytes in the order they came, so a relay writes only into
-/// the newest pipe, and only when that one is its own.
-#[derive(Debug)]
-pub struct Capture {
-    id: u64,
-    fd: OwnedFd,
-}
-
 impl Tail {
-    /// Reads what the capture pipes hold into the ring, oldest first; closes all but the
-    /// newest, which a relay may still be writing to.
-    pub(super) fn settle(&mut self) {
-        while let Some(c) = self.pending.front() {
-            let data = read_queued(c.fd.as_raw_fd());
-            self.keep(&data);
-            if self.pending.len() == 1 {
-                break;
-            }
-            self.pending.pop_front();
-        }
-    }
-
     /// The newest capture pipe's number.
     fn newest(&self) -> Option<u64> {
         self.pending.back().map(|c| c.id)

@@ -4,6 +4,9 @@
 //! without copying it through gpudoctor); they are read into the ring when the bytes are asked
 //! for.
 
+#[cfg(target_os = "linux")]
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+
 /// A ring buffer of the newest bytes.
 #[derive(Debug)]
 pub struct Tail {
@@ -15,7 +18,7 @@ pub struct Tail {
     pub(super) total: u64,
     /// Capture pipes holding output newer than the ring's, oldest first.
     #[cfg(target_os = "linux")]
-    pub(super) pending: std::collections::VecDeque<super::splice::Capture>,
+    pub(super) pending: std::collections::VecDeque<Capture>,
     /// Capture pipes made so far (each one's number).
     #[cfg(target_os = "linux")]
     pub(super) captures: u64,
@@ -99,6 +102,20 @@ impl Tail {
     #[cfg(not(target_os = "linux"))]
     fn settle(&mut self) {}
 
+    /// Reads what the capture pipes hold into the ring, oldest first; closes all but the
+    /// newest, which a relay may still be writing to.
+    #[cfg(target_os = "linux")]
+    fn settle(&mut self) {
+        while let Some(c) = self.pending.front() {
+            let data = read_queued(c.fd.as_raw_fd());
+            self.keep(&data);
+            if self.pending.len() == 1 {
+                break;
+            }
+            self.pending.pop_front();
+        }
+    }
+
     /// The kept bytes, oldest first.
     pub fn bytes(&mut self) -> Vec<u8> {
         self.settle();
@@ -113,6 +130,55 @@ impl Tail {
     pub fn total(&self) -> u64 {
         self.total
     }
+}
+
+/// A capture pipe's read end, with its number: the command's stdout and stderr each have a
+/// relay, and the pipes hold their bytes in the order they came, so a relay writes only into
+/// the newest pipe, and only when that one is its own.
+#[cfg(target_os = "linux")]
+#[derive(Debug)]
+pub struct Capture {
+    pub(super) id: u64,
+    pub(super) fd: OwnedFd,
+}
+
+#[cfg(target_os = "linux")]
+pub(super) fn errno() -> i32 {
+    std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
+}
+
+/// Bytes waiting in a pipe.
+#[cfg(target_os = "linux")]
+pub(super) fn queued(fd: RawFd) -> usize {
+    let mut n: libc::c_int = 0;
+    // SAFETY: FIONREAD writes one int.
+    if unsafe { libc::ioctl(fd, libc::FIONREAD, &mut n) } != 0 {
+        return 0;
+    }
+    usize::try_from(n).unwrap_or(0)
+}
+
+/// Reads everything a pipe holds now (FIONREAD bytes: the read never waits).
+#[cfg(target_os = "linux")]
+pub(super) fn read_queued(fd: RawFd) -> Vec<u8> {
+    let mut want = queued(fd);
+    let mut buf = vec![0u8; want];
+    let mut at = 0;
+    while want > 0 {
+        let Some(dst) = buf.get_mut(at..) else { break };
+        // SAFETY: reading into the unfilled part of our own buffer.
+        let n = unsafe { libc::read(fd, dst.as_mut_ptr().cast(), dst.len()) };
+        if n > 0 {
+            at += n as usize;
+            want = want.saturating_sub(n as usize);
+        } else if n < 0 && errno() == libc::EINTR {
+            continue;
+        } else {
+            break;
+        }
+    }
+    buf.truncate(at);
+    buf
 }
 
 #[cfg(test)]

@@ -22,7 +22,7 @@ use crate::sanitize;
 use crate::snapshot::{KernelLog, Probed};
 
 /// `KernelLog::source` of a snapshot read from the System event log.
-pub const SOURCE: &str = "System event log";
+pub const SOURCE: &str = KernelLog::WINDOWS_EVENT_LOG;
 
 /// Records asked for at most (newest first).
 pub const MAX_RECORDS: u32 = 5000;
@@ -295,7 +295,7 @@ fn unescape(s: &str) -> String {
 pub fn parse_system_time(s: &str) -> Option<f64> {
     let s = s.trim().strip_suffix('Z').unwrap_or(s.trim());
     let (date, time) = s.split_once('T')?;
-    let days = crate::policy::days(date)?;
+    let days = crate::vocab::days(date)?;
     let mut t = time.split(':');
     let hour: i64 = t.next()?.parse().ok()?;
     let min: i64 = t.next()?.parse().ok()?;
