@@ -508,7 +508,12 @@ fn build(src: &Path) -> Graph {
                 && !test_mods.iter().any(|t| m.starts_with(t))
         })
         .collect();
-    let by_module: BTreeMap<&Vec<String>, &String> = files.iter().map(|(f, m)| (m, f)).collect();
+    // A module may have a file per system (`#[cfg(windows)] #[path = "child_windows.rs"] mod
+    // child;` beside `child.rs`): a path naming it imports each of them.
+    let mut by_module: BTreeMap<&Vec<String>, Vec<&String>> = BTreeMap::new();
+    for (f, m) in &files {
+        by_module.entry(m).or_default().push(f);
+    }
     let mut edges = Vec::new();
     for (rel, module) in &files {
         let text = &texts[rel];
@@ -532,25 +537,25 @@ fn build(src: &Path) -> Graph {
                 k += 1;
             }
             let mut target = at.clone();
-            let mut best: Option<&String> = by_module.get(&target).copied();
+            let mut best: Option<&Vec<&String>> = by_module.get(&target);
             for s in &rest[k..] {
                 target.push((*s).to_string());
                 if let Some(f) = by_module.get(&target) {
                     best = Some(f);
                 }
             }
-            let Some(to) = best else { continue };
-            let to_module = &files[to];
-            // A module naming itself or its own submodules is no import.
-            if to_module.starts_with(module) {
-                continue;
+            for to in best.into_iter().flatten() {
+                // A module naming itself or its own submodules is no import.
+                if files[*to].starts_with(module) {
+                    continue;
+                }
+                edges.push(Edge {
+                    from: rel.clone(),
+                    line,
+                    to: (*to).clone(),
+                    path: path.clone(),
+                });
             }
-            edges.push(Edge {
-                from: rel.clone(),
-                line,
-                to: to.clone(),
-                path,
-            });
         }
     }
     Graph { files, edges }
