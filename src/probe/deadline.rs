@@ -21,7 +21,12 @@ use std::time::{Duration, Instant};
 /// gets it as the milliseconds remaining when it is spawned ([`Deadline::remaining_millis`]) and
 /// turns them back into a deadline on its own clock ([`Deadline::from_remaining_millis`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Deadline(Instant);
+pub struct Deadline {
+    /// When it falls.
+    at: Instant,
+    /// When the run's deadline was made: what [`Deadline::budget`] counts from.
+    from: Instant,
+}
 
 /// The longest budget a deadline holds: `--timeout` allows an hour; a year never overflows.
 const FARTHEST: Duration = Duration::from_secs(365 * 24 * 3600);
@@ -30,32 +35,46 @@ impl Deadline {
     /// `budget` from now.
     pub fn after(budget: Duration) -> Deadline {
         let now = Instant::now();
-        Deadline(now.checked_add(budget.min(FARTHEST)).unwrap_or(now))
+        Deadline {
+            at: now.checked_add(budget.min(FARTHEST)).unwrap_or(now),
+            from: now,
+        }
     }
     /// The instant it falls at.
     pub fn instant(self) -> Instant {
-        self.0
+        self.at
     }
     /// The time left before it (zero once it has passed).
     pub fn remaining(self) -> Duration {
-        self.0.saturating_duration_since(Instant::now())
+        self.at.saturating_duration_since(Instant::now())
     }
     /// Whether it has passed.
     pub fn passed(self) -> bool {
-        Instant::now() >= self.0
+        Instant::now() >= self.at
+    }
+    /// How long after the run's deadline was made this one falls: what a budget derived from
+    /// `--timeout` amounts to (`--timeout 3` less a 0.5 s margin is 2.5 s), for messages.
+    pub fn budget(self) -> Duration {
+        self.at.saturating_duration_since(self.from)
     }
     /// A sub-budget on the same clock: this deadline, or `cap` from now if that comes first.
     pub fn min(self, cap: Duration) -> Deadline {
-        let capped = Deadline::after(cap);
-        if capped.0 < self.0 {
-            capped
-        } else {
-            self
+        let now = Instant::now();
+        match now.checked_add(cap) {
+            Some(at) if at < self.at => Deadline { at, ..self },
+            _ => self,
         }
     }
     /// This deadline moved `margin` earlier (the time kept back to record an answer).
     pub fn less(self, margin: Duration) -> Deadline {
-        Deadline(self.0.checked_sub(margin).unwrap_or(self.0))
+        Deadline {
+            at: self
+                .at
+                .checked_sub(margin)
+                .unwrap_or(self.at)
+                .max(self.from),
+            ..self
+        }
     }
     /// For a child process: the whole milliseconds left now (rounded down, so that the child's
     /// deadline never falls after this one).
@@ -70,7 +89,10 @@ impl Deadline {
 
 impl From<Instant> for Deadline {
     fn from(at: Instant) -> Deadline {
-        Deadline(at)
+        Deadline {
+            at,
+            from: Instant::now().min(at),
+        }
     }
 }
 

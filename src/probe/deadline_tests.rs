@@ -64,6 +64,10 @@ fn sub_budgets_come_from_the_one_deadline() {
     // A margin kept back.
     let less = d.less(Duration::from_millis(500));
     assert_eq!(d.instant() - less.instant(), Duration::from_millis(500));
+    // Budgets count from when the run's deadline was made, whenever they are read.
+    assert_eq!(d.budget(), Duration::from_secs(10));
+    assert_eq!(less.budget(), Duration::from_millis(9500));
+    assert!(capped.budget() <= Duration::from_secs(10));
     // Gone is gone: nothing is left, and a cap does not revive it.
     let spent = Deadline::after(Duration::ZERO);
     assert!(spent.passed());

@@ -24,7 +24,7 @@ pub mod trace;
 pub mod windows;
 
 use std::path::PathBuf;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::snapshot::{Cuda, Driver, LibCuda, ProbeRun, Probed, Snapshot, SNAPSHOT_SCHEMA};
 use deadline::{Deadline, Outcome};
@@ -83,7 +83,6 @@ fn envs_timed_out(snap: &Snapshot) -> Vec<(String, String)> {
 
 /// Probes the machine.
 pub fn probe_all(opts: &ProbeOptions) -> Snapshot {
-    let start = Instant::now();
     trace::line("probes start");
     let deadline_at = opts.deadline;
     let mut snap = Snapshot::empty();
@@ -354,9 +353,7 @@ pub fn probe_all(opts: &ProbeOptions) -> Snapshot {
             for e in envs_timed_out(&snap) {
                 runs.push(ProbeRun {
                     name: format!("deep import in {}", e.0),
-                    millis: deep.map_or(0, |d| {
-                        d.instant().saturating_duration_since(start).as_millis() as u64
-                    }),
+                    millis: deep.map_or(0, |d| d.budget().as_millis() as u64),
                     outcome: "timeout".to_string(),
                     stuck_in: None,
                     detail: Some(e.1),
