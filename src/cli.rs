@@ -1,5 +1,5 @@
-//! The command line, as clap types. Nothing here touches the machine; [`crate::app`] turns
-//! these into plain options and runs them.
+//! The command line, as clap types. Nothing here touches the machine; `commands::config` turns
+//! these into the plain configuration of a run, once, and nothing past the commands sees them.
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;

@@ -1,142 +1,141 @@
 //! `gpudoctor check`.
 
-use super::children::run_smoke;
-use super::Output;
-use super::*;
-use crate::assume;
-use crate::cli::{CheckArgs, Format};
-use crate::render::{self, human::HumanOptions};
-use crate::report::ExitStatus;
-use crate::rules::Selection;
+use std::time::Duration;
 
-pub(crate) fn check(a: CheckArgs) -> Output {
-    let started = std::time::Instant::now();
-    // Pure argument checks first, before touching the machine.
-    if let Err(e) = probe_options(&a.probe) {
-        return Output::tool_error(e);
-    }
-    let sel = Selection {
-        only: a.only.clone(),
-        skip: a.skip.clone(),
-    };
-    if let Err(e) = sel.validate() {
-        return Output::tool_error(e);
-    }
-    if let Some(Err(e)) = a.gpu.as_deref().map(parse_gpu_list) {
-        return Output::tool_error(e);
-    }
-    for raw in &a.assume {
-        if let Err(e) = assume::parse(raw) {
-            return Output::tool_error(e.0);
-        }
-    }
-    let policy = match a.policy.policy.as_deref().map(crate::policy::Policy::load) {
-        None => None,
-        Some(Ok(p)) => Some(p),
-        Some(Err(e)) => return Output::tool_error(e),
-    };
-    let matrix = match load_matrix(a.matrix.as_deref()) {
-        Ok(m) => m,
+use super::children::run_smoke;
+use super::config::{CheckConfig, Source};
+use super::*;
+use super::Output;
+use crate::cli::Format;
+use crate::render::{self, human::HumanOptions, progress::Activity};
+use crate::report::ExitStatus;
+use crate::snapshot::{Probed, SmokeRun};
+
+/// Less than this left of the deadline after the probes, and the smoke tests are not started.
+const SMOKE_AT_LEAST: Duration = Duration::from_millis(250);
+
+pub(crate) fn check(a: crate::cli::CheckArgs) -> Output {
+    // The command line, resolved once: this starts the run's one deadline.
+    let cfg = match CheckConfig::resolve(a) {
+        Ok(c) => c,
         Err(e) => return Output::tool_error(e),
     };
+    run(&cfg).unwrap_or_else(Output::tool_error)
+}
+
+fn run(cfg: &CheckConfig) -> Result<Output, String> {
+    let matrix = load_matrix(cfg.matrix.as_deref())?;
     crate::probe::trace::line("matrix loaded");
-    // On a terminal, say what is taking time (a --deep import can take many seconds).
-    let activity = (a.snapshot.is_none() && !a.no_probe).then(|| {
-        render::progress::Activity::start(&if a.probe.deep {
-            format!(
-                "Probing this machine and importing each framework (--deep; at most {} s)",
-                a.probe.timeout
-            )
-        } else {
-            format!("Probing this machine (at most {} s)", a.probe.timeout)
-        })
-    });
-    let snap = match build_snapshot(&a, &matrix) {
-        Ok(s) => s,
-        Err(e) => return Output::tool_error(e),
-    };
-    let filter = match gpu_filter(a.gpu.as_deref(), &snap) {
-        Ok(f) => f,
-        Err(e) => return Output::tool_error(e),
-    };
-    let mut snap = snap;
-    if a.snapshot.is_none() && !a.no_probe {
-        snap.smoke = if a.no_smoke {
-            crate::snapshot::Probed::absent_code("skipped", "skipped (--no-smoke)")
-        } else {
-            crate::probe::trace::line("smoke start");
-            if let Some(act) = &activity {
-                act.say("Running the GPU smoke tests");
-            }
-            // One deadline for the whole check: the smoke tests get what the probes left.
-            let left = a.probe.timeout - started.elapsed().as_secs_f64();
-            let r = if left < 0.25 {
-                crate::snapshot::Probed::absent_code(
-                    "no_time",
-                    format!(
-                        "not run: the probes used the whole --timeout of {} s",
-                        a.probe.timeout
-                    ),
-                )
-            } else {
-                run_smoke(&snap, &filter, left)
-            };
-            crate::probe::trace::line("smoke done");
-            r
-        };
-    }
-    drop(activity);
-    let opts = match policy_options(
-        policy.as_ref(),
-        a.policy.node_class.as_deref(),
+    let (snap, filter) = machine(cfg, &matrix)?;
+    let opts = policy_options(
+        cfg.policy.as_ref(),
+        cfg.node_class.as_deref(),
         &snap,
-        a.expect_gpus,
-    ) {
-        Ok(x) => x,
-        Err(e) => return Output::tool_error(e),
-    };
+        cfg.expect_gpus,
+    )?;
     let report = judge(
         snap,
         &matrix,
         &opts,
-        &sel,
+        &cfg.selection,
         &filter,
-        policy.as_ref(),
+        cfg.policy.as_ref(),
         crate::report::LEFT_OUT_BY_FLAGS,
     );
     crate::probe::trace::line("rules judged");
-    let fail_on = fail_severity(a.fail_on);
-    let status = if report.unfit(fail_on) {
+    let status = if report.unfit(cfg.fail_on) {
         ExitStatus::Unfit
     } else {
         ExitStatus::Healthy
     };
-    let format = if a.json { Format::Json } else { a.format };
-    let text = match format {
+    Ok(Output::ok(render(cfg, &report, filter)?, status))
+}
+
+/// The snapshot to judge (probed with the smoke tests, read from a file, or only assumed) and
+/// the GPUs `--gpu` selects in it.
+fn machine(cfg: &CheckConfig, matrix: &Matrix) -> Result<(Snapshot, GpuFilter), String> {
+    let probing = cfg.source == Source::Probe;
+    // On a terminal, say what is taking time (a --deep import can take many seconds).
+    let activity = probing.then(|| Activity::start(&progress_message(cfg)));
+    let mut snap = match &cfg.source {
+        Source::File(path) => read_snapshot(path)?,
+        Source::Assumed => Snapshot::empty(),
+        Source::Probe => probe::probe_all(&cfg.probe.options),
+    };
+    apply_assumptions(&mut snap, matrix, &cfg.assume)?;
+    let filter = gpu_selection(cfg.gpus.as_deref(), &snap)?;
+    if probing {
+        snap.smoke = smoke(cfg, &snap, &filter, activity.as_ref());
+    }
+    Ok((snap, filter))
+}
+
+fn progress_message(cfg: &CheckConfig) -> String {
+    let secs = cfg.probe.timeout_secs;
+    if cfg.probe.options.deep {
+        format!("Probing this machine and importing each framework (--deep; at most {secs} s)")
+    } else {
+        format!("Probing this machine (at most {secs} s)")
+    }
+}
+
+/// The smoke tests, within what the probes left of the run's one deadline.
+fn smoke(
+    cfg: &CheckConfig,
+    snap: &Snapshot,
+    filter: &GpuFilter,
+    activity: Option<&Activity>,
+) -> Probed<SmokeRun> {
+    if !cfg.smoke {
+        return Probed::absent_code("skipped", "skipped (--no-smoke)");
+    }
+    crate::probe::trace::line("smoke start");
+    if let Some(act) = activity {
+        act.say("Running the GPU smoke tests");
+    }
+    let deadline = cfg.probe.deadline();
+    let r = if deadline.remaining() < SMOKE_AT_LEAST {
+        Probed::absent_code(
+            "no_time",
+            format!(
+                "not run: the probes used the whole --timeout of {} s",
+                cfg.probe.timeout_secs
+            ),
+        )
+    } else {
+        run_smoke(snap, filter, deadline)
+    };
+    crate::probe::trace::line("smoke done");
+    r
+}
+
+/// The report in the format asked for.
+fn render(cfg: &CheckConfig, report: &Report, filter: GpuFilter) -> Result<String, String> {
+    Ok(match cfg.format {
         Format::Human => render::human::render(
-            &report,
+            report,
             &HumanOptions {
-                color: use_color(a.color),
-                all_facts: a.verbose,
+                color: cfg.color,
+                all_facts: cfg.verbose,
                 gpus: filter,
                 areas: None,
             },
         ),
-        Format::Json => match render::json::render(&report) {
-            Ok(s) => s,
-            Err(e) => return Output::tool_error(format!("could not write the JSON report: {e}")),
-        },
+        Format::Json => render::json::render(report)
+            .map_err(|e| format!("could not write the JSON report: {e}"))?,
         // Written to be pasted into a bug report: redacted as `snapshot --redact` is.
         Format::Markdown => {
             let mut shared = report.clone();
             crate::redact::redact_report(&mut shared, crate::redact::home_dir().as_deref());
             render::markdown::render(&shared, &filter)
         }
-        Format::Prometheus => render::prometheus::render(&report),
-        Format::Junit => {
-            render::junit::render(&report, &selected_rules(&sel), fail_on, "gpudoctor check")
-        }
-        Format::Line => render::line::render(&report),
-    };
-    Output::ok(text, status)
+        Format::Prometheus => render::prometheus::render(report),
+        Format::Junit => render::junit::render(
+            report,
+            &selected_rules(&cfg.selection),
+            cfg.fail_on,
+            "gpudoctor check",
+        ),
+        Format::Line => render::line::render(report),
+    })
 }

@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use super::Output;
+use crate::probe::deadline::Deadline;
 use crate::probe::{self, libquery};
 use crate::render::GpuFilter;
 use crate::report::ExitStatus;
@@ -14,16 +15,44 @@ use crate::snapshot::Snapshot;
 pub(crate) struct SmokeRequest {
     snapshot: Snapshot,
     selected: GpuFilter,
-    timeout_ms: u64,
+    /// The milliseconds left of the parent's deadline when the request was made (less what the
+    /// child keeps to start and to answer): the child's deadline, on the parent's one clock.
+    remaining_ms: u64,
 }
 
-/// Runs the GPU smoke tests on this machine's GPUs (the `--gpu` selection) within `timeout_s`
-/// (what is left of `--timeout` after the probes), in a sacrificial `gpudoctor __smoke`: a
-/// driver that crashes or exits during them becomes a failed smoke run naming the call.
+/// What the child keeps back of the parent's deadline, to start and to print its answer.
+const CHILD_MARGIN: Duration = Duration::from_millis(300);
+/// The least the child is given, however little is left.
+const CHILD_AT_LEAST: Duration = Duration::from_millis(100);
+
+impl SmokeRequest {
+    /// A request made now, to end by `deadline` (the run's one deadline).
+    fn new(snap: &Snapshot, filter: &GpuFilter, deadline: Deadline) -> SmokeRequest {
+        let mut child = deadline.less(CHILD_MARGIN);
+        if child.remaining() < CHILD_AT_LEAST {
+            child = Deadline::after(CHILD_AT_LEAST);
+        }
+        SmokeRequest {
+            snapshot: snap.clone(),
+            selected: filter.clone(),
+            remaining_ms: child.remaining_millis(),
+        }
+    }
+
+    /// In the child: the deadline the parent sent, on this process's clock.
+    fn deadline(&self) -> Deadline {
+        Deadline::from_remaining_millis(self.remaining_ms)
+    }
+}
+
+/// Runs the GPU smoke tests on this machine's GPUs (the `--gpu` selection) by `deadline` (the
+/// run's one deadline: what the probes left of `--timeout`), in a sacrificial `gpudoctor
+/// __smoke`: a driver that crashes or exits during them becomes a failed smoke run naming the
+/// call.
 pub(crate) fn run_smoke(
     snap: &Snapshot,
     filter: &GpuFilter,
-    timeout_s: f64,
+    deadline: Deadline,
 ) -> crate::snapshot::Probed<crate::snapshot::SmokeRun> {
     use crate::snapshot::{GpuCallError, Probed, SmokeRun};
     // Without libcuda there is nothing to run; say why in the probe's own words.
@@ -32,24 +61,15 @@ pub(crate) fn run_smoke(
             return Probed::absent_code("no_driver", format!("not run: {why}"));
         }
     }
-    let limit = Duration::from_secs_f64(timeout_s);
     let Ok(exe) = std::env::current_exe() else {
-        return smoke_here(snap, filter, limit);
+        return smoke_here(snap, filter, deadline);
     };
-    // The child keeps a little of the time to start and to print its answer.
-    let inner = limit
-        .saturating_sub(Duration::from_millis(300))
-        .max(Duration::from_millis(100));
-    let req = SmokeRequest {
-        snapshot: snap.clone(),
-        selected: filter.clone(),
-        timeout_ms: inner.as_millis() as u64,
-    };
-    let input = match serde_json::to_vec(&req) {
+    let input = match serde_json::to_vec(&SmokeRequest::new(snap, filter, deadline)) {
         Ok(v) => v,
         Err(e) => return Probed::failed(format!("internal: the smoke request: {e}")),
     };
     let started = std::time::Instant::now();
+    let limit = deadline.remaining();
     match probe::sacrificial::run::<Probed<SmokeRun>>(&exe, &["__smoke"], Some(input), limit) {
         Ok(r) => r,
         Err(f) => {
@@ -76,7 +96,7 @@ pub(crate) fn run_smoke(
 pub(crate) fn smoke_here(
     snap: &Snapshot,
     filter: &GpuFilter,
-    timeout: Duration,
+    deadline: Deadline,
 ) -> crate::snapshot::Probed<crate::snapshot::SmokeRun> {
     use crate::gpu::smoke::{self, SmokeOptions};
     let cudnn = snap
@@ -90,7 +110,7 @@ pub(crate) fn smoke_here(
             ))
         });
     let opts = SmokeOptions {
-        timeout,
+        deadline,
         nvml_gpus: snap
             .gpu_list()
             .iter()
@@ -116,11 +136,7 @@ pub(crate) fn smoke_child() -> Output {
         Ok(r) => r,
         Err(e) => return Output::tool_error(format!("__smoke: a bad request: {e}")),
     };
-    let r = smoke_here(
-        &req.snapshot,
-        &req.selected,
-        Duration::from_millis(req.timeout_ms),
-    );
+    let r = smoke_here(&req.snapshot, &req.selected, req.deadline());
     match serde_json::to_string(&r) {
         Ok(s) => Output::ok(s + "\n", ExitStatus::Healthy),
         Err(e) => Output::tool_error(e.to_string()),
@@ -137,6 +153,8 @@ pub(crate) fn probe_nvml(deep: bool) -> Output {
     }
 }
 
+/// `gpudoctor __probe-lib KIND TARGET`: one library loaded in a sacrificial child. Like
+/// `__probe-nvml` it is given no time budget of its own: its parent kills it at the deadline.
 pub(crate) fn probe_lib(kind: &str, target: &str) -> Output {
     let Some(k) = libquery::LibKind::parse(kind) else {
         return Output::tool_error(format!("__probe-lib: unknown kind {kind:?}"));
@@ -147,3 +165,7 @@ pub(crate) fn probe_lib(kind: &str, target: &str) -> Output {
         Err(e) => Output::tool_error(e.to_string()),
     }
 }
+
+#[cfg(test)]
+#[path = "children_tests.rs"]
+mod tests;

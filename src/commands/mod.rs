@@ -1,9 +1,11 @@
-//! The commands, one module each. This module holds what several of them share: the probe
-//! options, reading a snapshot, loading the matrix, the `--gpu` selection, colour, and the
-//! probe → snapshot → rules → report pipeline with the policy.
+//! The commands, one module each. This module holds what several of them share: reading a
+//! snapshot, loading the matrix, the `--gpu` selection, colour, and the probe → snapshot →
+//! rules → report pipeline with the policy. [`config`] turns the command line into the plain
+//! configuration of a run, once.
 
 mod check;
 mod children;
+mod config;
 mod docs;
 mod explain;
 mod matrix;
@@ -26,66 +28,17 @@ pub(crate) use snapshot::snapshot;
 pub(crate) use stress::stress;
 
 use std::path::Path;
-use std::time::Duration;
 
 pub use output::Output;
 
 use crate::assume;
-use crate::cli::{CheckArgs, ColorChoice, FailOn, ProbeArgs};
+use crate::cli::{ColorChoice, FailOn};
 use crate::matrix::Matrix;
-use crate::probe::{self, ProbeOptions};
+use crate::probe;
 use crate::render::GpuFilter;
 use crate::report::{MatrixRef, Report, Severity};
 use crate::rules::{Context, RuleOptions, Selection};
 use crate::snapshot::{Snapshot, SNAPSHOT_SCHEMA};
-
-pub(crate) fn probe_options(p: &ProbeArgs) -> Result<ProbeOptions, String> {
-    if !(p.timeout.is_finite() && p.timeout > 0.0 && p.timeout <= 3600.0) {
-        return Err(format!(
-            "--timeout {}: expected a number of seconds more than 0 and at most 3600 (the default is 10)",
-            p.timeout
-        ));
-    }
-    if !(p.log_window.is_finite() && p.log_window > 0.0 && p.log_window <= 24.0 * 366.0) {
-        return Err(format!(
-            "--log-window {}: expected a number of hours more than 0 and at most 8784 (the default is 24)",
-            p.log_window
-        ));
-    }
-    for py in &p.pythons {
-        let shown = crate::sanitize::clean_line(&py.to_string_lossy(), 300);
-        let give = "give a Python interpreter (e.g. /usr/bin/python3) or an environment's directory (a venv or conda prefix, or a site-packages)";
-        match std::fs::metadata(py) {
-            Err(e) => {
-                return Err(format!(
-                    "--python {shown}: {}; {give}",
-                    match e.kind() {
-                        std::io::ErrorKind::NotFound => "no such file or directory".to_string(),
-                        _ => e.to_string(),
-                    }
-                ));
-            }
-            Ok(m) if m.is_dir() && !probe::python::is_environment_dir(py) => {
-                return Err(format!(
-                    "--python {shown}: a directory with no Python environment in it (no lib/python3.*/site-packages, Lib\\site-packages or packages); {give}"
-                ));
-            }
-            Ok(m) if !m.is_dir() && !probe::python::looks_like_interpreter(py) => {
-                return Err(format!(
-                    "--python {shown}: not a Python interpreter (its name does not start with \"python\" and no pyvenv.cfg is beside its folder); {give}"
-                ));
-            }
-            Ok(_) => {}
-        }
-    }
-    Ok(ProbeOptions {
-        log_window_hours: p.log_window,
-        timeout: Duration::from_secs_f64(p.timeout),
-        deep: p.deep,
-        pythons: p.pythons.clone(),
-        ..ProbeOptions::default()
-    })
-}
 
 /// Reads a snapshot file; errors name the file and the line.
 pub fn read_snapshot(path: &Path) -> Result<Snapshot, String> {
@@ -210,7 +163,17 @@ pub(crate) fn parse_gpu_list(list: &str) -> Result<Vec<GpuSelector>, String> {
 /// `--gpu 0,2` or UUIDs → indexes, against the GPUs of the snapshot.
 pub(crate) fn gpu_filter(list: Option<&str>, snap: &Snapshot) -> Result<GpuFilter, String> {
     let Some(list) = list else { return Ok(None) };
-    let selectors = parse_gpu_list(list)?;
+    gpu_selection(Some(&parse_gpu_list(list)?), snap)
+}
+
+/// The GPUs of the snapshot that parsed `--gpu` selectors name, as indexes.
+pub(crate) fn gpu_selection(
+    selectors: Option<&[GpuSelector]>,
+    snap: &Snapshot,
+) -> Result<GpuFilter, String> {
+    let Some(selectors) = selectors else {
+        return Ok(None);
+    };
     let gpus = snap.gpu_list();
     if gpus.is_empty() {
         // Nothing to select from (no driver, say): the findings say why.
@@ -218,7 +181,7 @@ pub(crate) fn gpu_filter(list: Option<&str>, snap: &Snapshot) -> Result<GpuFilte
     }
     let mut out = Vec::new();
     for sel in selectors {
-        let found = match &sel {
+        let found = match sel {
             GpuSelector::Index(i) => gpus.iter().find(|g| g.index == *i),
             GpuSelector::Uuid(u) => gpus.iter().find(|g| {
                 g.uuid.get().is_some_and(|x| {
@@ -230,7 +193,7 @@ pub(crate) fn gpu_filter(list: Option<&str>, snap: &Snapshot) -> Result<GpuFilte
         match found {
             Some(g) => out.push(g.index),
             None => {
-                let item = match &sel {
+                let item = match sel {
                     GpuSelector::Index(i) => i.to_string(),
                     GpuSelector::Uuid(u) => crate::sanitize::clean_line(u, 60),
                 };
@@ -261,20 +224,15 @@ pub(crate) fn use_color(choice: ColorChoice) -> bool {
     }
 }
 
-/// Builds the evaluated snapshot: probed, read from a file, or empty; then the assumptions.
-pub fn build_snapshot(a: &CheckArgs, matrix: &Matrix) -> Result<Snapshot, String> {
-    let mut snap = if let Some(path) = &a.snapshot {
-        read_snapshot(path)?
-    } else if a.no_probe {
-        Snapshot::empty()
-    } else {
-        probe::probe_all(&probe_options(&a.probe)?)
-    };
-    for raw in &a.assume {
-        let (k, v) = assume::parse(raw).map_err(|e| e.0)?;
-        assume::apply(&mut snap, matrix, &k, &v).map_err(|e| e.0)?;
-    }
-    Ok(snap)
+/// Applies the parsed `--assume` facts to a snapshot, in order.
+pub(crate) fn apply_assumptions(
+    snap: &mut Snapshot,
+    matrix: &Matrix,
+    facts: &[(String, String)],
+) -> Result<(), String> {
+    facts
+        .iter()
+        .try_for_each(|(k, v)| assume::apply(snap, matrix, k, v).map_err(|e| e.0))
 }
 
 /// Evaluates a snapshot into a report.

@@ -178,7 +178,9 @@ pub(crate) fn run(a: RunArgs) -> Output {
         (Some(m), true) => {
             // A wedged driver costs at most this after the command ended.
             let snap = crate::probe::probe_all(&crate::probe::ProbeOptions {
-                timeout: std::time::Duration::from_secs(5),
+                deadline: crate::probe::deadline::Deadline::after(std::time::Duration::from_secs(
+                    5,
+                )),
                 ..crate::probe::ProbeOptions::default()
             });
             let rep = evaluate(

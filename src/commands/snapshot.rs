@@ -1,14 +1,15 @@
 //! `gpudoctor snapshot`.
 
+use super::config::SnapshotConfig;
 use super::Output;
-use super::*;
 use crate::cli::SnapshotArgs;
 use crate::probe::{self};
 use crate::report::ExitStatus;
 
 pub(crate) fn snapshot(a: SnapshotArgs) -> Output {
-    let opts = match probe_options(&a.probe) {
-        Ok(o) => o,
+    // The command line, resolved once: this starts the run's one deadline.
+    let a = match SnapshotConfig::resolve(a) {
+        Ok(c) => c,
         Err(e) => return Output::tool_error(e),
     };
     // Where the snapshot goes is settled before the probing: a refused target costs nothing.
@@ -26,7 +27,7 @@ pub(crate) fn snapshot(a: SnapshotArgs) -> Output {
             Err(e) => return Output::tool_error(format!("cannot write {}: {e}", out.display())),
         }
     }
-    let mut snap = probe::probe_all(&opts);
+    let mut snap = probe::probe_all(&a.probe.options);
     if a.redact {
         // The profile folder on Windows (HOME there is Git Bash's or MSYS's, if set at all).
         let home = std::env::var(if cfg!(windows) { "USERPROFILE" } else { "HOME" });

@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use super::{Arg, Backend, Buf, Device, GemmType, SMOKE_PTX};
 use crate::probe::breadcrumb;
-use crate::probe::deadline::{self, Outcome};
+use crate::probe::deadline::{self, Deadline, Outcome};
 use crate::probe::libquery::{self, LibKind};
 use crate::snapshot::{GpuCallError, Probed, SmokeGpu, SmokeRun, SmokeStep, StepStatus};
 
@@ -39,10 +39,11 @@ pub const STEPS: [&str; 8] = [
 ];
 
 /// What the smoke tests need besides the backend.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct SmokeOptions {
-    /// The whole smoke phase ends by this long after it starts.
-    pub timeout: Duration,
+    /// The whole smoke phase ends by this: what is left of the run's one deadline (in the
+    /// `__smoke` child, the deadline its parent sent).
+    pub deadline: Deadline,
     /// NVML's GPUs as (index, PCI bus id), to give each CUDA device its NVML index.
     pub nvml_gpus: Vec<(u32, Option<String>)>,
     /// Only these NVML indexes (`--gpu`); None for all.
@@ -54,7 +55,7 @@ pub struct SmokeOptions {
 /// Runs the smoke tests. With no driver the result is absent, with why.
 pub fn run(backend: Arc<dyn Backend>, opts: &SmokeOptions) -> Probed<SmokeRun> {
     let start = Instant::now();
-    let until = start + opts.timeout;
+    let until = opts.deadline.instant();
     let b = backend.clone();
     let init = deadline::spawn("smoke-init", move || {
         breadcrumb::at("cuInit");

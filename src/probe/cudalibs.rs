@@ -7,9 +7,9 @@
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use super::deadline;
+use super::deadline::{self, Deadline};
 use super::libquery::{self, LibKind};
 use crate::sanitize;
 use crate::snapshot::{CudaRuntime, CudaToolkit, CudnnLibrary, LibraryFile, Probed, PythonEnv};
@@ -122,7 +122,7 @@ struct Hit {
     searchable: bool,
 }
 
-pub fn probe(src: &Sources, envs: &[PythonEnv], limit: Instant) -> Found {
+pub fn probe(src: &Sources, envs: &[PythonEnv], limit: Deadline) -> Found {
     let mut hits: Vec<Hit> = Vec::new();
     let mut dirs: Vec<(PathBuf, String, bool)> = Vec::new();
     if let Some(ld) = &src.ld_library_path {
@@ -257,9 +257,7 @@ pub fn probe(src: &Sources, envs: &[PythonEnv], limit: Instant) -> Found {
             let which = groups.get(real).and_then(|g| g.first()).map(|h| h.which);
             let helper = src.helper.clone();
             let target = real.to_string_lossy().into_owned();
-            let per_call = limit
-                .saturating_duration_since(Instant::now())
-                .min(Duration::from_secs(5));
+            let per_call = limit.min(Duration::from_secs(5)).remaining();
             deadline::spawn("library-version", move || {
                 let kind = match which {
                     Some(Which::Cudnn) => LibKind::Cudnn,
@@ -536,7 +534,7 @@ pub fn parse_nvcc_version(text: &str) -> Option<String> {
     CudaVersion::parse(rel).map(|c| c.to_string())
 }
 
-fn toolkits(src: &Sources, limit: Instant) -> Vec<CudaToolkit> {
+fn toolkits(src: &Sources, limit: Deadline) -> Vec<CudaToolkit> {
     let mut roots: Vec<PathBuf> = src.toolkit_roots.clone();
     if src.windows {
         roots.extend(windows_toolkit_roots(src.program_files.as_deref()));
@@ -580,9 +578,7 @@ fn toolkits(src: &Sources, limit: Instant) -> Vec<CudaToolkit> {
         let nvcc = if nvcc_path.is_file() {
             let mut cmd = std::process::Command::new(&nvcc_path);
             cmd.arg("--version");
-            let lim = limit
-                .saturating_duration_since(Instant::now())
-                .min(Duration::from_secs(5));
+            let lim = limit.min(Duration::from_secs(5)).remaining();
             match deadline::run(cmd, lim, 16 * 1024) {
                 Ok(o) if o.success() => match parse_nvcc_version(&o.stdout_text()) {
                     Some(v) => Probed::found(v),

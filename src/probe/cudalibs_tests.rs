@@ -48,7 +48,7 @@ fn a_toolkit_without_a_cuda_entry_takes_its_components_version() {
         toolkit_roots: vec![root.clone()],
         ..Default::default()
     };
-    let limit = Instant::now() + Duration::from_secs(5);
+    let limit = Deadline::after(Duration::from_secs(5));
     let t = toolkits(&src, limit);
     assert_eq!(t.len(), 1);
     assert_eq!(t[0].version.as_deref(), Some("13.0.88"));
@@ -131,7 +131,7 @@ fn windows_dlls_where_windows_installs_put_them() {
         path_var: Some(toolkit.to_string_lossy().into_owned()),
         ..Default::default()
     };
-    let found = probe(&src, &[env], Instant::now() + Duration::from_secs(10));
+    let found = probe(&src, &[env], Deadline::after(Duration::from_secs(10)));
 
     let pip = found
         .runtimes
@@ -175,7 +175,7 @@ fn windows_dlls_where_windows_installs_put_them() {
         ..src
     };
     let env = crate::probe::python::from_prefix(&prefix, "system", "test", None).unwrap();
-    let found = probe(&linux, &[env], Instant::now() + Duration::from_secs(10));
+    let found = probe(&linux, &[env], Deadline::after(Duration::from_secs(10)));
     assert!(found.runtimes.iter().all(|r| r.path.contains("Python311")));
     assert!(found.toolkits.is_empty());
 }

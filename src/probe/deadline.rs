@@ -13,6 +13,89 @@ use std::sync::{mpsc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
+/// The one point in time by which a run (a `check`, a `snapshot`) must end, on the monotonic
+/// clock. It is made once, from `--timeout`, when the command line is resolved; the probes,
+/// the helper processes and the smoke child all end by it, and every narrower budget (a
+/// per-call cap, the margin a child keeps to print its answer) is derived from it with
+/// [`Deadline::min`] or [`Deadline::less`], never started on a clock of its own. A child process
+/// gets it as the milliseconds remaining when it is spawned ([`Deadline::remaining_millis`]) and
+/// turns them back into a deadline on its own clock ([`Deadline::from_remaining_millis`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Deadline {
+    /// When it falls.
+    at: Instant,
+    /// When the run's deadline was made: what [`Deadline::budget`] counts from.
+    from: Instant,
+}
+
+/// The longest budget a deadline holds: `--timeout` allows an hour; a year never overflows.
+const FARTHEST: Duration = Duration::from_secs(365 * 24 * 3600);
+
+impl Deadline {
+    /// `budget` from now.
+    pub fn after(budget: Duration) -> Deadline {
+        let now = Instant::now();
+        Deadline {
+            at: now.checked_add(budget.min(FARTHEST)).unwrap_or(now),
+            from: now,
+        }
+    }
+    /// The instant it falls at.
+    pub fn instant(self) -> Instant {
+        self.at
+    }
+    /// The time left before it (zero once it has passed).
+    pub fn remaining(self) -> Duration {
+        self.at.saturating_duration_since(Instant::now())
+    }
+    /// Whether it has passed.
+    pub fn passed(self) -> bool {
+        Instant::now() >= self.at
+    }
+    /// How long after the run's deadline was made this one falls: what a budget derived from
+    /// `--timeout` amounts to (`--timeout 3` less a 0.5 s margin is 2.5 s), for messages.
+    pub fn budget(self) -> Duration {
+        self.at.saturating_duration_since(self.from)
+    }
+    /// A sub-budget on the same clock: this deadline, or `cap` from now if that comes first.
+    pub fn min(self, cap: Duration) -> Deadline {
+        let now = Instant::now();
+        match now.checked_add(cap) {
+            Some(at) if at < self.at => Deadline { at, ..self },
+            _ => self,
+        }
+    }
+    /// This deadline moved `margin` earlier (the time kept back to record an answer).
+    pub fn less(self, margin: Duration) -> Deadline {
+        Deadline {
+            at: self
+                .at
+                .checked_sub(margin)
+                .unwrap_or(self.at)
+                .max(self.from),
+            ..self
+        }
+    }
+    /// For a child process: the whole milliseconds left now (rounded down, so that the child's
+    /// deadline never falls after this one).
+    pub fn remaining_millis(self) -> u64 {
+        u64::try_from(self.remaining().as_millis()).unwrap_or(u64::MAX)
+    }
+    /// In a child process: the deadline its parent sent as [`Deadline::remaining_millis`].
+    pub fn from_remaining_millis(ms: u64) -> Deadline {
+        Deadline::after(Duration::from_millis(ms))
+    }
+}
+
+impl From<Instant> for Deadline {
+    fn from(at: Instant) -> Deadline {
+        Deadline {
+            at,
+            from: Instant::now().min(at),
+        }
+    }
+}
+
 /// How a probe run on a thread ended.
 #[derive(Debug)]
 pub enum Outcome<T> {
@@ -66,9 +149,8 @@ pub fn spawn<T: Send + 'static>(
 impl<T> Pending<T> {
     /// Waits until `deadline` at the latest. The duration is how long the probe itself ran
     /// (or, when it timed out, how long it had run by then).
-    pub fn wait(self, deadline: Instant) -> (Outcome<T>, Duration) {
-        let left = deadline.saturating_duration_since(Instant::now());
-        match self.rx.recv_timeout(left) {
+    pub fn wait(self, deadline: impl Into<Deadline>) -> (Outcome<T>, Duration) {
+        match self.rx.recv_timeout(deadline.into().remaining()) {
             Ok((Ok(v), took)) => (Outcome::Done(v), took),
             Ok((Err(payload), took)) => (Outcome::Panicked(panic_message(payload.as_ref())), took),
             Err(_) => (Outcome::TimedOut, self.started.elapsed()),
@@ -81,9 +163,10 @@ impl<T> Pending<T> {
     /// not wait for a probe stuck in a driver.
     pub fn wait_unless(
         self,
-        deadline: Instant,
+        deadline: impl Into<Deadline>,
         stop: &std::sync::atomic::AtomicBool,
     ) -> (Outcome<T>, Duration) {
+        let deadline = deadline.into().instant();
         loop {
             let now = Instant::now();
             let slice = (now + Duration::from_millis(50)).min(deadline);

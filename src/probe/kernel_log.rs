@@ -6,9 +6,8 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
-use std::time::{Duration, Instant};
 
-use super::deadline;
+use super::deadline::{self, Deadline};
 use crate::faults::logparse::{LogEvent, LogParser};
 use crate::sanitize;
 use crate::snapshot::{KernelEvent, KernelLog, Probed};
@@ -100,9 +99,8 @@ fn uptime(root: &Path) -> Option<f64> {
         .ok()
 }
 
-/// Reads the kernel log of the last `window_hours`.
-pub fn probe(root: &Path, window_hours: f64, limit: Duration) -> Probed<KernelLog> {
-    let deadline = Instant::now() + limit;
+/// Reads the kernel log of the last `window_hours`, giving up on each source at `deadline`.
+pub fn probe(root: &Path, window_hours: f64, deadline: Deadline) -> Probed<KernelLog> {
     let since = uptime(root).map(|u| u - window_hours * 3600.0);
     let mut unreadable = Vec::new();
     match read_kmsg(&root.join("dev/kmsg"), since, deadline) {
@@ -122,7 +120,7 @@ pub fn probe(root: &Path, window_hours: f64, limit: Duration) -> Probed<KernelLo
 
 /// /dev/kmsg records: "prio,seq,usec,flags;message" (continuation lines start with a space).
 #[cfg(unix)]
-fn read_kmsg(path: &Path, since: Option<f64>, deadline: Instant) -> Result<Collector, String> {
+fn read_kmsg(path: &Path, since: Option<f64>, deadline: Deadline) -> Result<Collector, String> {
     use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
     let mut f = std::fs::OpenOptions::new()
@@ -134,7 +132,7 @@ fn read_kmsg(path: &Path, since: Option<f64>, deadline: Instant) -> Result<Colle
     let mut buf = vec![0u8; 16 * 1024];
     let mut read_any = false;
     loop {
-        if Instant::now() >= deadline || c.lines >= MAX_LINES {
+        if deadline.passed() || c.lines >= MAX_LINES {
             break;
         }
         match f.read(&mut buf) {
@@ -164,12 +162,12 @@ fn read_kmsg(path: &Path, since: Option<f64>, deadline: Instant) -> Result<Colle
 }
 
 #[cfg(not(unix))]
-fn read_kmsg(_path: &Path, _since: Option<f64>, _deadline: Instant) -> Result<Collector, String> {
+fn read_kmsg(_path: &Path, _since: Option<f64>, _deadline: Deadline) -> Result<Collector, String> {
     Err("not available on this system".to_string())
 }
 
-fn run_lines(cmd: Command, deadline: Instant) -> Result<String, String> {
-    let limit = deadline.saturating_duration_since(Instant::now());
+fn run_lines(cmd: Command, deadline: Deadline) -> Result<String, String> {
+    let limit = deadline.remaining();
     let out = deadline::run(cmd, limit, 256 * 1024 * 1024).map_err(|e| e.to_string())?;
     if !out.success() {
         let err = out.stderr_text();
@@ -188,7 +186,7 @@ fn run_lines(cmd: Command, deadline: Instant) -> Result<String, String> {
 }
 
 /// `dmesg` lines "[  12.345678] message".
-fn read_dmesg(since: Option<f64>, deadline: Instant) -> Result<Collector, String> {
+fn read_dmesg(since: Option<f64>, deadline: Deadline) -> Result<Collector, String> {
     let text = run_lines(Command::new("dmesg"), deadline)?;
     let mut c = Collector::default();
     for line in text.lines().take(MAX_LINES as usize) {
@@ -206,7 +204,7 @@ fn read_dmesg(since: Option<f64>, deadline: Instant) -> Result<Collector, String
     Ok(c)
 }
 
-fn read_journal(window_hours: f64, deadline: Instant) -> Result<Collector, String> {
+fn read_journal(window_hours: f64, deadline: Deadline) -> Result<Collector, String> {
     let mut cmd = Command::new("journalctl");
     cmd.args(["-k", "--no-pager", "-q", "-o", "short-iso"])
         .arg(format!(

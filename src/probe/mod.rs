@@ -24,16 +24,16 @@ pub mod trace;
 pub mod windows;
 
 use std::path::PathBuf;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::snapshot::{Cuda, Driver, LibCuda, ProbeRun, Probed, Snapshot, SNAPSHOT_SCHEMA};
-use deadline::Outcome;
+use deadline::{Deadline, Outcome};
 
 /// What the probes need to know; built from the command line and the process environment.
 #[derive(Debug, Clone)]
 pub struct ProbeOptions {
-    /// The whole probe phase ends by this long after it starts.
-    pub timeout: Duration,
+    /// The whole probe phase ends by this: the run's one deadline (from `--timeout`).
+    pub deadline: Deadline,
     /// Run the Python import probe in each environment.
     pub deep: bool,
     /// `--python PATH` values.
@@ -51,7 +51,7 @@ pub struct ProbeOptions {
 impl Default for ProbeOptions {
     fn default() -> Self {
         ProbeOptions {
-            timeout: Duration::from_secs(10),
+            deadline: Deadline::after(Duration::from_secs(10)),
             deep: false,
             pythons: Vec::new(),
             root: PathBuf::from("/"),
@@ -83,9 +83,8 @@ fn envs_timed_out(snap: &Snapshot) -> Vec<(String, String)> {
 
 /// Probes the machine.
 pub fn probe_all(opts: &ProbeOptions) -> Snapshot {
-    let start = Instant::now();
     trace::line("probes start");
-    let deadline_at = start + opts.timeout;
+    let deadline_at = opts.deadline;
     let mut snap = Snapshot::empty();
     snap.taken_at = SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -103,7 +102,8 @@ pub fn probe_all(opts: &ProbeOptions) -> Snapshot {
     });
 
     let root = opts.root.clone();
-    let per_call = opts.timeout.min(Duration::from_secs(3));
+    // A command run by a probe gets at most 3 s, and never past the deadline.
+    let per_call = deadline_at.min(Duration::from_secs(3)).remaining();
     let terms = deadline::spawn("os", move || {
         let path = getenv("PATH");
         if cfg!(windows) {
@@ -154,18 +154,18 @@ pub fn probe_all(opts: &ProbeOptions) -> Snapshot {
     });
 
     let root = opts.root.clone();
-    let (window, log_limit) = (opts.log_window_hours, opts.timeout);
+    let window = opts.log_window_hours;
     let klog = deadline::spawn("kernel-log", move || {
         if cfg!(windows) {
-            windows::event_log(window, log_limit)
+            windows::event_log(window, deadline_at)
         } else {
-            kernel_log::probe(&root, window, log_limit)
+            kernel_log::probe(&root, window, deadline_at)
         }
     });
 
     let helper = opts.helper.clone();
-    let per_call = opts.timeout.min(Duration::from_secs(5));
-    let libcuda = deadline::spawn("libcuda", move || libcuda(helper, per_call));
+    let until = deadline_at.min(Duration::from_secs(5));
+    let libcuda = deadline::spawn("libcuda", move || libcuda(helper, until));
 
     let py_src = python::Sources {
         given: opts.pythons.clone(),
@@ -203,13 +203,14 @@ pub fn probe_all(opts: &ProbeOptions) -> Snapshot {
         windows,
         program_files: getenv("ProgramFiles").map(PathBuf::from),
     };
+    // The imports end half a second before the deadline, so that their answers are recorded.
     let deep = opts
         .deep
-        .then(|| opts.timeout.saturating_sub(Duration::from_millis(500)));
+        .then(|| deadline_at.less(Duration::from_millis(500)));
     let software = deadline::spawn("software", move || {
         let mut envs = python::probe(&py_src, None);
         // The imports run while the libraries are probed: a slow import costs its own time only.
-        let imports = deep.map(|limit| python::spawn_deep(&envs, limit));
+        let imports = deep.map(|until| python::spawn_deep(&envs, until));
         let libs = cudalibs::probe(&lib_src, &envs, deadline_at);
         if let Some(running) = imports {
             python::join_deep(&mut envs, running);
@@ -352,7 +353,7 @@ pub fn probe_all(opts: &ProbeOptions) -> Snapshot {
             for e in envs_timed_out(&snap) {
                 runs.push(ProbeRun {
                     name: format!("deep import in {}", e.0),
-                    millis: deep.map_or(0, |d| d.as_millis() as u64),
+                    millis: deep.map_or(0, |d| d.budget().as_millis() as u64),
                     outcome: "timeout".to_string(),
                     stuck_in: None,
                     detail: Some(e.1),
@@ -417,7 +418,7 @@ pub const NVML_LIB: &str = if cfg!(windows) {
 fn nvml_probe(
     helper: Option<PathBuf>,
     deep: bool,
-    until: Instant,
+    until: Deadline,
     progress: nvml_health::Progress,
 ) -> Result<nvml::NvmlReport, sacrificial::HelperFailure> {
     let Some(h) = helper else {
@@ -427,9 +428,7 @@ fn nvml_probe(
     // in time; ending a process and reading its pipes takes longer on Windows (under Wine, 100 ms
     // was not enough: the main thread's deadline came first and where NVML hung was lost).
     let margin = Duration::from_millis(if cfg!(windows) { 400 } else { 100 });
-    let limit = until
-        .saturating_duration_since(Instant::now())
-        .saturating_sub(margin);
+    let limit = until.less(margin).remaining();
     let args: &[&str] = if deep {
         &["__probe-nvml", "--deep"]
     } else {
@@ -495,7 +494,7 @@ fn toolkit_roots(root: &std::path::Path) -> Vec<PathBuf> {
 }
 
 /// `libcuda.so.1` as the loader resolves it, through the library helper.
-fn libcuda(helper: Option<PathBuf>, limit: Duration) -> Probed<LibCuda> {
+fn libcuda(helper: Option<PathBuf>, until: Deadline) -> Probed<LibCuda> {
     let Some(h) = helper else {
         return Probed::absent("no helper executable to load libcuda with");
     };
@@ -504,7 +503,7 @@ fn libcuda(helper: Option<PathBuf>, limit: Duration) -> Probed<LibCuda> {
     } else {
         "libcuda.so.1"
     };
-    match libquery::query(&h, libquery::LibKind::Driver, name, limit) {
+    match libquery::query(&h, libquery::LibKind::Driver, name, until.remaining()) {
         Ok(a) => {
             if let Some(e) = a.error {
                 if a.path.is_none() && a.value.is_none() {

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use super::deadline;
+use super::deadline::{self, Deadline};
 use crate::sanitize;
 use crate::snapshot::{Package, Probed, PythonEnv, TensorflowBuild, TorchBuild};
 use crate::version::normalize_dist_name;
@@ -62,8 +62,9 @@ pub struct Sources {
     pub program_files: Option<String>,
 }
 
-/// Finds the environments, scans their site-packages, and (with `deep`) runs the import probe.
-pub fn probe(src: &Sources, deep: Option<Duration>) -> Vec<PythonEnv> {
+/// Finds the environments, scans their site-packages, and (with `deep`) runs the import probe,
+/// ending by that deadline.
+pub fn probe(src: &Sources, deep: Option<Deadline>) -> Vec<PythonEnv> {
     let mut envs: Vec<PythonEnv> = Vec::new();
     let mut seen: BTreeSet<PathBuf> = BTreeSet::new();
     let mut add = |env: Option<PythonEnv>, envs: &mut Vec<PythonEnv>| {
@@ -135,8 +136,8 @@ pub fn probe(src: &Sources, deep: Option<Duration>) -> Vec<PythonEnv> {
         classify(e);
         scan(e);
     }
-    if let Some(limit) = deep {
-        let running = spawn_deep(&envs, limit);
+    if let Some(until) = deep {
+        let running = spawn_deep(&envs, until);
         join_deep(&mut envs, running);
     }
     envs
@@ -145,13 +146,13 @@ pub fn probe(src: &Sources, deep: Option<Duration>) -> Vec<PythonEnv> {
 /// The import probes of `--deep`, running (one thread per environment).
 pub type DeepRuns = Vec<std::thread::JoinHandle<Option<Probed<serde_json::Value>>>>;
 
-/// Starts the import probe in every environment, each under `limit`, so that other probes can
-/// run meanwhile.
-pub fn spawn_deep(envs: &[PythonEnv], limit: Duration) -> DeepRuns {
+/// Starts the import probe in every environment, each given the time left before `until`, so
+/// that other probes can run meanwhile.
+pub fn spawn_deep(envs: &[PythonEnv], until: Deadline) -> DeepRuns {
     envs.iter()
         .map(|e| {
             let exe = e.interpreter.clone();
-            std::thread::spawn(move || exe.map(|x| deep_probe(Path::new(&x), limit)))
+            std::thread::spawn(move || exe.map(|x| deep_probe(Path::new(&x), until.remaining())))
         })
         .collect()
 }

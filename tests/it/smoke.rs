@@ -258,7 +258,7 @@ fn opts() -> SmokeOptions {
     SmokeOptions {
         // Generous: the host references run in a debug build beside other tests on 2 cores;
         // only the hang test is about the deadline, and it sets its own.
-        timeout: Duration::from_secs(600),
+        deadline: gpudoctor::probe::deadline::Deadline::after(Duration::from_secs(600)),
         nvml_gpus: vec![
             (0, Some("00000000:1B:00.0".into())),
             (1, Some("00000000:2B:00.0".into())),
@@ -505,7 +505,7 @@ fn wrong_results_are_caught_with_where_and_what() {
 #[test]
 fn a_hung_gpu_is_reported_at_its_step_within_the_deadline() {
     let mut o = opts();
-    o.timeout = Duration::from_millis(1500);
+    o.deadline = gpudoctor::probe::deadline::Deadline::after(Duration::from_millis(1500));
     let f = Faults {
         hang: Some(("launch:smoke_arith", Duration::from_secs(30))),
         ..faults()
@@ -902,7 +902,7 @@ fn the_cudnn_helper_gets_the_time_left() {
     let mut o = opts();
     // Room for the steps before it (without cuBLAS: no host SGEMM reference) on a busy CI
     // machine; the helper would sleep 30 s.
-    o.timeout = Duration::from_secs(5);
+    o.deadline = gpudoctor::probe::deadline::Deadline::after(Duration::from_secs(5));
     o.cudnn = Some((helper, d.path().join("libcudnn.so.9")));
     let t = Instant::now();
     let f = Faults {

@@ -68,6 +68,40 @@ fn a_wedged_driver_gets_one_deadline_not_two() {
         .contains("'nvml' timed out"));
 }
 
+/// Issue 33 (resolve once): at `--timeout 0.5` a wedged driver still gets one deadline, made
+/// when the command line is resolved: the probes end by it and leave the smoke tests no time,
+/// and the report comes (bound generous for a loaded machine: six times the deadline).
+#[test]
+fn a_wedged_driver_at_half_a_second_ends_by_the_one_deadline() {
+    let d = tempfile::tempdir().unwrap();
+    build(d.path());
+    let (code, v, took) = check(
+        d.path(),
+        &[
+            ("STANDIN_CUINIT", "hang"),
+            ("GPUDOCTOR_TEST_HANG_NVML", "1"),
+        ],
+        "0.5",
+    );
+    assert!(took < Duration::from_millis(3000), "took {took:?}");
+    assert_eq!(code, 1);
+    let smoke = &v["snapshot"]["smoke"];
+    assert_eq!(smoke["code"], "no_time", "{smoke:#}");
+    assert!(
+        smoke.to_string().contains("the whole --timeout of 0.5 s"),
+        "{smoke:#}"
+    );
+    let nvml = v["snapshot"]["probes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "nvml")
+        .unwrap();
+    assert_eq!(nvml["outcome"], "timeout", "{nvml:#}");
+    // The probe was waited for until the deadline, not a budget of its own after it.
+    assert!(nvml["millis"].as_u64().unwrap() < 1500, "{nvml:#}");
+}
+
 /// A cuInit that crashes takes only the smoke tests' own process down: a driver_fault finding
 /// naming cuInit and the signal, and the rest of the report. It used to end gpudoctor (139).
 #[test]

@@ -8,7 +8,6 @@ pub mod eventlog;
 pub mod registry;
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use crate::snapshot::{
     Driver, DriverInstall, Host, KernelLog, OsRelease, Probed, SecureBoot, WindowsHost,
@@ -247,15 +246,16 @@ pub fn driver_files(root: &Path) -> Driver {
     }
 }
 
-/// The System event log's NVIDIA entries over the look-back window, in place of the kernel log.
+/// The System event log's NVIDIA entries over the look-back window, in place of the kernel log,
+/// read within the time left before `deadline`.
 #[cfg(windows)]
-pub fn event_log(window_hours: f64, limit: Duration) -> Probed<KernelLog> {
-    eventlog::probe(window_hours, limit)
+pub fn event_log(window_hours: f64, deadline: super::deadline::Deadline) -> Probed<KernelLog> {
+    eventlog::probe(window_hours, deadline.remaining())
 }
 
 #[cfg(not(windows))]
-pub fn event_log(window_hours: f64, limit: Duration) -> Probed<KernelLog> {
-    let _ = (window_hours, limit);
+pub fn event_log(window_hours: f64, deadline: super::deadline::Deadline) -> Probed<KernelLog> {
+    let _ = (window_hours, deadline);
     Probed::absent_code(
         "not_applicable",
         "the System event log exists on Windows only",
