@@ -13,7 +13,7 @@ use crate::common;
 use common::finding;
 use common::{root, snapshot_fixture, Run};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 const NODRIVER: &str = "debian12-docker-nodriver.json";
@@ -461,7 +461,7 @@ fn stress_junit_on_a_machine_with_no_gpu_skips_the_tests_that_did_not_run() {
 
 /// A `python3` whose imports hang: it answers everything else as the real one does.
 #[cfg(unix)]
-fn slow_python(dir: &Path) -> PathBuf {
+fn slow_python(dir: &Path) -> std::path::PathBuf {
     let real = ["/usr/bin/python3", "/usr/local/bin/python3"]
         .into_iter()
         .find(|p| Path::new(p).exists())

@@ -6,7 +6,6 @@
 
 use crate::common;
 use common::{gpudoctor_run as run, report_file as report, Run};
-use std::path::Path;
 
 #[test]
 fn output_and_exit_status_pass_through() {
