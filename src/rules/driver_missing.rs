@@ -38,10 +38,6 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
     }
     let pci = d.pci_devices.get().cloned().unwrap_or_default();
     let gpus_on_bus: Vec<_> = pci.iter().filter(|p| p.is_gpu()).collect();
-    let nouveau_bound: Vec<_> = gpus_on_bus
-        .iter()
-        .filter(|p| p.driver.as_deref() == Some("nouveau"))
-        .collect();
     let nouveau = d.nouveau_loaded.get().copied().unwrap_or(false);
     let module = d.kernel_module.is_found() || d.sys_module_version.is_found();
     let nvml_code = d.nvml.code().unwrap_or("");
@@ -54,42 +50,7 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
     });
 
     if ctx.driver_present() && module {
-        // The module is loaded; are the device nodes there?
-        let nodes = d.device_nodes.get().cloned().unwrap_or_default();
-        let has_ctl = nodes.iter().any(|n| n.path.ends_with("/nvidiactl"));
-        let has_gpu = nodes.iter().any(|n| {
-            n.path
-                .rsplit('/')
-                .next()
-                .and_then(|f| f.strip_prefix("nvidia"))
-                .is_some_and(|r| !r.is_empty() && r.bytes().all(|b| b.is_ascii_digit()))
-        });
-        let has_uvm = nodes.iter().any(|n| n.path.ends_with("/nvidia-uvm"));
-        if d.device_nodes.is_found()
-            && (!has_ctl || !has_gpu)
-            && s.host.get().is_some_and(|h| h.container.is_none())
-        {
-            return vec![doc
-                .finding(
-                    Severity::Error,
-                    "The NVIDIA module is loaded but its device nodes are missing",
-                    "/dev/nvidiactl or /dev/nvidia0… do not exist, so no program can open a GPU. They are created by nvidia-modprobe or udev when the driver loads.",
-                )
-                .fix("Create the device nodes (as root):", &["sudo nvidia-modprobe -c 0 -u"])
-                .evidence(json!({"device_nodes": nodes.iter().map(|n| &n.path).collect::<Vec<_>>()}))
-                .link(INSTALL_LINK)];
-        }
-        if d.device_nodes.is_found() && has_ctl && has_gpu && !has_uvm {
-            return vec![doc
-                .finding(
-                    Severity::Error,
-                    "/dev/nvidia-uvm is missing: the nvidia_uvm module is not loaded",
-                    "CUDA needs the unified-memory module; without it cuInit fails with CUDA_ERROR_UNKNOWN (999) and PyTorch reports 'CUDA unknown error' (common after suspend/resume).",
-                )
-                .fix("Load the module and create its node (as root):", &["sudo modprobe nvidia_uvm", "sudo nvidia-modprobe -c 0 -u"])
-                .link("https://github.com/pytorch/pytorch/issues/49081")];
-        }
-        return Vec::new();
+        return device_nodes(s, doc);
     }
     if ctx.driver_present() {
         // A version is known without a loaded module (assumed, or NVML/libcuda only): fine
@@ -103,6 +64,68 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
         return Vec::new();
     }
 
+    let (title, detail, fix) = diagnosis(ctx, &gpus_on_bus, nouveau, module);
+    vec![doc
+        .finding(Severity::Error, title, detail)
+        .with_fix(fix)
+        .evidence(evidence)
+        .link(INSTALL_LINK)]
+}
+
+/// The module is loaded; are the device nodes there?
+fn device_nodes(s: &crate::snapshot::Snapshot, doc: &RuleDoc) -> Vec<Finding> {
+    let d = &s.driver;
+    let nodes = d.device_nodes.get().cloned().unwrap_or_default();
+    let has_ctl = nodes.iter().any(|n| n.path.ends_with("/nvidiactl"));
+    let has_gpu = nodes.iter().any(|n| {
+        n.path
+            .rsplit('/')
+            .next()
+            .and_then(|f| f.strip_prefix("nvidia"))
+            .is_some_and(|r| !r.is_empty() && r.bytes().all(|b| b.is_ascii_digit()))
+    });
+    let has_uvm = nodes.iter().any(|n| n.path.ends_with("/nvidia-uvm"));
+    if d.device_nodes.is_found()
+        && (!has_ctl || !has_gpu)
+        && s.host.get().is_some_and(|h| h.container.is_none())
+    {
+        return vec![doc
+            .finding(
+                Severity::Error,
+                "The NVIDIA module is loaded but its device nodes are missing",
+                "/dev/nvidiactl or /dev/nvidia0… do not exist, so no program can open a GPU. They are created by nvidia-modprobe or udev when the driver loads.",
+            )
+            .fix("Create the device nodes (as root):", &["sudo nvidia-modprobe -c 0 -u"])
+            .evidence(json!({"device_nodes": nodes.iter().map(|n| &n.path).collect::<Vec<_>>()}))
+            .link(INSTALL_LINK)];
+    }
+    if d.device_nodes.is_found() && has_ctl && has_gpu && !has_uvm {
+        return vec![doc
+            .finding(
+                Severity::Error,
+                "/dev/nvidia-uvm is missing: the nvidia_uvm module is not loaded",
+                "CUDA needs the unified-memory module; without it cuInit fails with CUDA_ERROR_UNKNOWN (999) and PyTorch reports 'CUDA unknown error' (common after suspend/resume).",
+            )
+            .fix("Load the module and create its node (as root):", &["sudo modprobe nvidia_uvm", "sudo nvidia-modprobe -c 0 -u"])
+            .link("https://github.com/pytorch/pytorch/issues/49081")];
+    }
+    Vec::new()
+}
+
+/// Why there is no driver, and its fix: nouveau in the way, the user-space driver missing, the
+/// module not loaded for the GPUs on the bus, or no driver at all.
+fn diagnosis(
+    ctx: &Context,
+    gpus_on_bus: &[&crate::snapshot::PciDevice],
+    nouveau: bool,
+    module: bool,
+) -> (&'static str, String, Fix) {
+    let s = ctx.snap;
+    let d = &s.driver;
+    let nouveau_bound: Vec<_> = gpus_on_bus
+        .iter()
+        .filter(|p| p.driver.as_deref() == Some("nouveau"))
+        .collect();
     let terms = Terms::of(s);
     let module_version = d.kernel_version().map(str::to_string);
     let module_branch = module_version
@@ -110,9 +133,7 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
         .and_then(|v| v.split('.').next())
         .map(str::to_string);
     let newest = ctx.matrix.newest_branch().unwrap_or(580).to_string();
-    let (title, detail, fix): (&str, String, Fix) = if !nouveau_bound.is_empty()
-        || (nouveau && !module)
-    {
+    if !nouveau_bound.is_empty() || (nouveau && !module) {
         (
             "The nouveau driver is bound to the GPU instead of the NVIDIA driver",
             format!(
@@ -180,12 +201,7 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
                 f
             },
         )
-    };
-    vec![doc
-        .finding(Severity::Error, title, detail)
-        .with_fix(fix)
-        .evidence(evidence)
-        .link(INSTALL_LINK)]
+    }
 }
 
 /// Windows has no kernel module or device nodes to look at: the driver is there when NVML
