@@ -159,7 +159,7 @@ fn explain_rule(id: &str, json: bool) -> Output {
     if json {
         let v = serde_json::json!({"schema": EXPLAIN_SCHEMA, "input": id, "matches": [{
             "kind": "rule", "code": d.id, "name": d.summary, "category": d.category.as_str(),
-            "meaning": d.what, "likely_causes": [d.why], "fix": {"text": d.fix, "commands": []}, "confidence": "high"}]});
+            "meaning": d.what(), "likely_causes": [d.why()], "fix": {"text": d.fix(), "commands": []}, "confidence": "high"}]});
         return match serde_json::to_string_pretty(&v) {
             Ok(s) => Output::ok(s + "\n", ExitStatus::Healthy),
             Err(e) => Output::tool_error(e.to_string()),
@@ -171,9 +171,9 @@ fn explain_rule(id: &str, json: bool) -> Output {
             d.id,
             d.category.as_str(),
             d.summary,
-            d.what,
-            d.why,
-            d.fix
+            d.what(),
+            d.why(),
+            d.fix()
         ),
         ExitStatus::Healthy,
     )

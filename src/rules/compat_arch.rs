@@ -18,9 +18,6 @@ pub const RULE: Rule = Rule {
         category: Category::ArchUnsupported,
         area: Area::Gpus,
         summary: "A GPU's architecture is not supported by a framework build, the driver branch or a CUDA toolkit",
-        what: "For each GPU, checks each framework build's compiled architectures (a cubin runs on its own major at the same or a higher minor, sm_86 on sm_89; PTX JIT-compiles for newer GPUs), JAX's minimum compute capability, the last driver branch of the architecture (Kepler R470; Maxwell, Pascal, Volta R580) and the last CUDA major that builds for it (CUDA 13 needs 7.5+).",
-        why: "Without kernels for the GPU, frameworks fail with 'no kernel image is available for execution on the device' (209) or warn 'sm_120 is not compatible with the current PyTorch installation'; a driver branch that dropped the architecture does not see the GPU at all.",
-        fix: "Install a framework build that includes the GPU's architecture (or its PTX), or a driver branch that still supports the GPU.",
     },
     check,
 };

@@ -15,9 +15,6 @@ pub const RULE: Rule = Rule {
         category: Category::CudnnMismatch,
         area: Area::Cudnn,
         summary: "The cuDNN a framework can load is not the one it was built for, or does not match the CUDA runtime",
-        what: "For each PyTorch, TensorFlow and JAX build, compares the cuDNN it needs (PyTorch's pinned nvidia-cudnn wheel, TensorFlow's tested cuDNN, JAX's minimum) with the cuDNN it can load (the environment's nvidia-cudnn wheel, libcudnn in the environment or on the library path, or what torch.backends.cudnn.version() reported), and each cuDNN on the library path with the CUDA runtimes beside it.",
-        why: "A cuDNN of another major cannot be loaded ('Could not load dynamic library libcudnn.so.8', 'DNN library is not found'); TensorFlow refuses an older minor ('Loaded runtime CuDNN library: X but source was compiled with: Y'); PyTorch raises 'cuDNN version incompatibility'.",
-        fix: "Install the cuDNN the framework was built for: reinstalling the framework's pip package brings its pinned nvidia-cudnn wheel.",
     },
     check,
 };

@@ -18,9 +18,6 @@ pub const RULE: Rule = Rule {
         category: Category::DriverTooOld,
         area: Area::Driver,
         summary: "The NVIDIA driver is older than a framework build, CUDA runtime or GPU needs",
-        what: "Compares the CUDA version the driver supports (NVML / cuDriverGetVersion, or its branch in the matrix) with the CUDA each PyTorch, TensorFlow and JAX build was made with, the CUDA runtimes on the library path, the toolkits, and what each GPU needs, applying minor-version compatibility (11.x and later run on any driver of the same major above its minimum) except where a build must JIT-compile PTX for the GPU.",
-        why: "A driver too old for the CUDA runtime fails at the first CUDA call: 'CUDA driver version is insufficient for CUDA runtime version' (35), PyTorch's 'The NVIDIA driver on your system is too old (found version 11040)', or 'the provided PTX was compiled with an unsupported toolchain' (222).",
-        fix: "Install a driver at least as new as the requirement named, or a framework build made for an older CUDA.",
     },
     check,
 };

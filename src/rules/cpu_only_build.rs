@@ -13,9 +13,6 @@ pub const RULE: Rule = Rule {
         category: Category::CpuOnlyBuild,
         area: Area::Frameworks,
         summary: "A CPU-only PyTorch, TensorFlow or JAX is installed on a machine with NVIDIA GPUs",
-        what: "Reads torch/version.py (cuda, hip, the +cpu tag), TensorFlow's build_info (is_cuda_build; the tensorflow-cpu package) and whether a JAX CUDA plugin is installed, in every Python environment found; on native Windows, TensorFlow from 2.11 and every JAX CUDA build run on the CPU only (the matrix's windows_gpu).",
-        why: "A CPU-only build runs silently on the CPU: torch.cuda.is_available() is False, TensorFlow lists no GPU, JAX uses the CPU backend. Training is 10-100x slower and nothing says why.",
-        fix: "Install the CUDA build of the framework with the environment's own tool (pip, uv, conda, Poetry, Pixi): PyTorch from a CUDA index (download.pytorch.org/whl/cu128, picking the CUDA your driver supports), tensorflow[and-cuda], jax[cuda12]. `gpudoctor recommend` prints the command.",
     },
     check,
 };
@@ -166,7 +163,9 @@ fn jax_cpu_only(
                 format!("JAX {} has no GPU support on native Windows", jax.version),
                 format!("In {}, JAX {} has the CUDA {major} plugin installed, but JAX's CUDA builds run on Linux only: on native Windows jax.devices() lists only the CPU. JAX uses an NVIDIA GPU on Windows only under WSL2.", env.label(), jax.version),
             )
-            .fix_owned("Run JAX in WSL2 (a Linux distribution under Windows, using the Windows NVIDIA driver), and install it there (in its Linux shell) with its CUDA plugin:", vec!["wsl --install".to_string(), python_install_command(None, false, &PyInstall::new(&["jax[cuda12]"]).flag("-U")).replacen("python ", "python3 ", 1)])
+            .fix_owned("Run JAX in WSL2 (a Linux distribution under Windows, using the Windows \
+                NVIDIA driver), and install it there (in its Linux shell) with its CUDA \
+                plugin:", vec!["wsl --install".to_string(), python_install_command(None, false, &PyInstall::new(&["jax[cuda12]"]).flag("-U")).replacen("python ", "python3 ", 1)])
             .evidence(json!({"environment": env.prefix, "jax": jax.version, "cuda_plugin": major, "os": "windows"}))
             .link("https://docs.jax.dev/en/latest/installation.html#supported-platforms"),
         );

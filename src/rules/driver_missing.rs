@@ -13,9 +13,6 @@ pub const RULE: Rule = Rule {
         category: Category::DriverMissing,
         area: Area::Driver,
         summary: "No usable NVIDIA driver: module not loaded, nouveau bound, libraries or device nodes missing",
-        what: "Looks for the NVIDIA kernel module (/proc/driver/nvidia/version, /sys/module/nvidia), the user-space driver (NVML, libcuda.so.1), the /dev/nvidia* device nodes, and the nouveau driver. On Windows: whether nvml.dll or nvcuda.dll loads.",
-        why: "Without all of them no CUDA program can use a GPU: frameworks fall back to the CPU or fail with 'no CUDA-capable device is detected' / 'NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver'.",
-        fix: "Install the NVIDIA driver for your distribution, blacklist nouveau, load the module (modprobe nvidia) and create the device nodes (nvidia-modprobe).",
     },
     check,
 };
@@ -217,7 +214,11 @@ fn on_windows(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
             Severity::Error,
             "No NVIDIA driver found",
             format!(
-                "Neither NVML (nvml.dll) nor the CUDA driver (nvcuda.dll) could be loaded ({nvml}), so no CUDA program can use a GPU: PyTorch reports torch.cuda.is_available() as False and TensorFlow lists no GPU. Without an NVIDIA GPU, or with only Windows' basic display driver, this is what Windows shows."
+                "Neither NVML (nvml.dll) nor the CUDA driver (nvcuda.dll) could be \
+                    loaded ({nvml}), so no CUDA program can use a GPU: PyTorch reports \
+                    torch.cuda.is_available() as False and TensorFlow lists no GPU. Without \
+                    an NVIDIA GPU, or with only Windows' basic display driver, this is what \
+                    Windows shows."
             ),
         )
         .fix(

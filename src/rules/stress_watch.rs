@@ -13,9 +13,6 @@ pub const RULE: Rule = Rule {
         category: Category::ThermalPower,
         area: Area::Stress,
         summary: "Throttling, ECC errors, row remaps, PCIe replays or Xids during the stress test",
-        what: "Samples NVML every second during the stress test: temperature, power, SM clock and clock event reasons, volatile ECC counters, pending row remaps, PCIe replays; and listens for Xid events.",
-        why: "Faults often show only under load: a GPU that slows itself for heat or a power brake, memory that needs ECC to stay correct, a link that replays, an Xid.",
-        fix: "Thermal: check airflow, fans and the inlet temperature; power brake: the PSU and power cabling; ECC and Xids: follow the fix in the finding.",
     },
     check,
 };

@@ -34,9 +34,6 @@ pub const RULE: Rule = Rule {
         category: Category::Configuration,
         area: Area::Driver,
         summary: "Windows' GPU timeout (TDR) against long CUDA kernels",
-        what: "On Windows, reads TdrDelay and TdrLevel under HKLM\\SYSTEM\\CurrentControlSet\\Control\\GraphicsDrivers (unset means 2 s and recover) and counts the display-driver resets in the System event log (Display 4101, nvlddmkm 153).",
-        why: "Windows resets a GPU whose work takes longer than TdrDelay; a CUDA kernel longer than that on a GPU in WDDM mode (every GeForce, any GPU driving a display) dies with it, and the program sees cudaErrorLaunchTimeout or a lost device.",
-        fix: "Raise TdrDelay and restart Windows, or run long kernels on a GPU that drives no display, in TCC mode.",
     },
     check,
 };
@@ -79,7 +76,14 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
         .get()
         .and_then(|h| h.windows.as_ref())
         .filter(|w| w.registry_error.is_none());
-    let fix_text = format!("In a terminal run as Administrator, raise TdrDelay to {SUGGESTED_DELAY_S} s and restart Windows; or run long kernels on a GPU that drives no display, switched to TCC mode (nvidia-smi -i N -dm 1; data-centre and most workstation GPUs, not GeForce). If resets come under light load, suspect the GPU instead: power, cooling, overclock, driver.");
+    let fix_text = format!(
+        "In a terminal run as Administrator, raise TdrDelay to \
+        {SUGGESTED_DELAY_S} s and restart Windows; or run long kernels on a GPU \
+        that drives no display, switched to TCC mode (nvidia-smi -i N -dm 1; \
+        data-centre and most workstation GPUs, not GeForce). If resets come \
+        under light load, suspect the GPU instead: power, cooling, overclock, \
+        driver."
+    );
     let Some(w) = settings else {
         return resets_without_settings(ctx, doc, resets, window, fix_text);
     };
