@@ -33,3 +33,6 @@ pub mod sanitize;
 pub mod snapshot;
 pub mod userfile;
 pub mod version;
+
+#[cfg(test)]
+mod house_tests;
