@@ -133,144 +133,174 @@ pub fn builds<'a>(snap: &'a Snapshot, m: &'a Matrix) -> Vec<Build<'a>> {
             .as_ref()
             .filter(|t| !t.is_cpu_only() && t.hip.is_none())
         {
-            let row = m.torch(&t.version);
-            let pep = Pep440::parse(&t.version);
-            let tag = pep
-                .as_ref()
-                .and_then(|p| p.local_cuda())
-                .map(|c| format!("cu{}{}", c.major, c.minor))
-                .or_else(|| row.map(|r| r.pypi_default.clone()));
-            let variant = row.zip(tag.as_deref()).and_then(|(r, tag)| r.variant(tag));
-            let pypi = from_pypi(env, t, row);
-            let cuda = t
-                .cuda
-                .as_deref()
-                .and_then(CudaVersion::parse)
-                .or_else(|| variant.and_then(|v| CudaVersion::parse(&v.cuda)));
-            let (mut sass, mut ptx, mut arch_from) = (Vec::new(), Vec::new(), None);
-            if let Some(list) = deep_arch_list(env) {
-                for a in list {
-                    if let Some((maj, min)) = crate::matrix::split_cc(&a) {
-                        let cc = format!("{maj}.{min}");
-                        if a.starts_with("compute_") {
-                            ptx.push(cc);
-                        } else {
-                            sass.push(cc);
-                        }
-                    }
-                }
-                arch_from = Some("torch.cuda.get_arch_list() in this environment");
-            } else if let Some(v) = variant {
-                (sass, ptx, _) = v.wheel(pypi);
-                if !sass.is_empty() || !ptx.is_empty() {
-                    arch_from = Some(if pypi {
-                        "the PyPI wheel's compiled architecture list"
-                    } else {
-                        "the wheel's compiled architecture list"
-                    });
-                }
-            }
-            out.push(Build {
-                framework: Framework::Torch,
-                env,
-                label: format!("torch {}", t.version),
-                version: t.version.clone(),
-                cuda,
-                min_runtime: cuda,
-                sass,
-                ptx,
-                arch_from,
-                min_cc: None,
-                cudnn: variant.and_then(|v| v.wheel(pypi).2),
-                cudnn_below: None,
-                min_driver: None,
-                source: row.map(|r| r.source.clone()),
-                torch_row: row,
-                torch_variant: variant,
-            });
+            out.push(torch_build(m, env, t));
         }
         if let Some(tf) = env.tensorflow.as_ref() {
-            let row = m.tensorflow(&tf.version);
-            let cpu = tf.is_cpu_only()
-                || tf.package.ends_with("-cpu")
-                || row.is_some_and(|r| tf_cpu_only(snap, tf, r));
-            if !cpu && tf.is_rocm_build != Some(true) {
-                let cuda = tf
-                    .cuda_version
-                    .as_deref()
-                    .and_then(CudaVersion::parse)
-                    .or_else(|| row.and_then(|r| CudaVersion::parse(&r.cuda)));
-                let (mut sass, mut ptx) = (Vec::new(), Vec::new());
-                for a in &tf.cuda_compute_capabilities {
-                    if let Some((maj, min)) = crate::matrix::split_cc(a) {
-                        let cc = format!("{maj}.{min}");
-                        if a.starts_with("compute_") {
-                            ptx.push(cc);
-                        } else {
-                            sass.push(cc);
-                        }
-                    }
-                }
-                let mut arch_from = (!sass.is_empty() || !ptx.is_empty())
-                    .then_some("TensorFlow's build_info (cuda_compute_capabilities)");
-                if let Some(r) = row.filter(|r| arch_from.is_none() && !r.sass.is_empty()) {
-                    sass = r.sass.clone();
-                    ptx = r.ptx.clone();
-                    arch_from = Some("the build_info of TensorFlow's PyPI wheel");
-                }
-                out.push(Build {
-                    framework: Framework::Tensorflow,
-                    env,
-                    label: format!("{} {}", tf.package, tf.version),
-                    version: tf.version.clone(),
-                    cuda,
-                    min_runtime: cuda,
-                    sass,
-                    ptx,
-                    arch_from,
-                    min_cc: None,
-                    cudnn: row
-                        .map(|r| r.cudnn.clone())
-                        .or_else(|| tf.cudnn_version.clone()),
-                    cudnn_below: None,
-                    min_driver: None,
-                    source: row.map(|r| r.source.clone()),
-                    torch_row: None,
-                    torch_variant: None,
-                });
-            }
+            out.extend(tensorflow_build(snap, m, env, tf));
         }
         if let Some(jax) = env.package("jax") {
-            let major = jax_cuda_major(env)
-                // On native Windows the CUDA build runs on the CPU: `framework.cpu-only-build`
-                // says so, and no CUDA rule judges it.
-                .filter(|&major| !jax_windows_cpu_only(snap, m, &jax.version, major));
-            if let Some(major) = major {
-                let row = m.jax(&jax.version, major);
-                out.push(Build {
-                    framework: Framework::Jax,
-                    env,
-                    label: format!("jax {} (CUDA {major} plugin)", jax.version),
-                    version: jax.version.clone(),
-                    cuda: row.and_then(|r| CudaVersion::parse(&r.built_with)),
-                    min_runtime: row
-                        .and_then(|r| CudaVersion::parse(&r.min_cuda))
-                        .or(Some(CudaVersion { major, minor: 0 })),
-                    sass: Vec::new(),
-                    ptx: Vec::new(),
-                    arch_from: None,
-                    min_cc: row.and_then(|r| r.min_cc.clone()),
-                    cudnn: row.map(|r| r.min_cudnn.clone()),
-                    cudnn_below: row.and_then(|r| r.cudnn_below.clone()),
-                    min_driver: row.map(|r| r.min_driver.clone()),
-                    source: row.map(|r| r.source.clone()),
-                    torch_row: None,
-                    torch_variant: None,
-                });
-            }
+            out.extend(jax_build(snap, m, env, jax));
         }
     }
     out
+}
+
+/// A CUDA build of PyTorch: its CUDA, compiled architectures (what the GPU said under --deep,
+/// else the wheel's list in the matrix) and cuDNN.
+fn torch_build<'a>(
+    m: &'a Matrix,
+    env: &'a PythonEnv,
+    t: &crate::snapshot::TorchBuild,
+) -> Build<'a> {
+    let row = m.torch(&t.version);
+    let pep = Pep440::parse(&t.version);
+    let tag = pep
+        .as_ref()
+        .and_then(|p| p.local_cuda())
+        .map(|c| format!("cu{}{}", c.major, c.minor))
+        .or_else(|| row.map(|r| r.pypi_default.clone()));
+    let variant = row.zip(tag.as_deref()).and_then(|(r, tag)| r.variant(tag));
+    let pypi = from_pypi(env, t, row);
+    let cuda = t
+        .cuda
+        .as_deref()
+        .and_then(CudaVersion::parse)
+        .or_else(|| variant.and_then(|v| CudaVersion::parse(&v.cuda)));
+    let (mut sass, mut ptx, mut arch_from) = (Vec::new(), Vec::new(), None);
+    if let Some(list) = deep_arch_list(env) {
+        for a in list {
+            if let Some((maj, min)) = crate::matrix::split_cc(&a) {
+                let cc = format!("{maj}.{min}");
+                if a.starts_with("compute_") {
+                    ptx.push(cc);
+                } else {
+                    sass.push(cc);
+                }
+            }
+        }
+        arch_from = Some("torch.cuda.get_arch_list() in this environment");
+    } else if let Some(v) = variant {
+        (sass, ptx, _) = v.wheel(pypi);
+        if !sass.is_empty() || !ptx.is_empty() {
+            arch_from = Some(if pypi {
+                "the PyPI wheel's compiled architecture list"
+            } else {
+                "the wheel's compiled architecture list"
+            });
+        }
+    }
+    Build {
+        framework: Framework::Torch,
+        env,
+        label: format!("torch {}", t.version),
+        version: t.version.clone(),
+        cuda,
+        min_runtime: cuda,
+        sass,
+        ptx,
+        arch_from,
+        min_cc: None,
+        cudnn: variant.and_then(|v| v.wheel(pypi).2),
+        cudnn_below: None,
+        min_driver: None,
+        source: row.map(|r| r.source.clone()),
+        torch_row: row,
+        torch_variant: variant,
+    }
+}
+
+/// A CUDA build of TensorFlow (not the CPU-only or ROCm ones): its CUDA, compiled architectures
+/// (build_info, else the PyPI wheel's) and cuDNN.
+fn tensorflow_build<'a>(
+    snap: &Snapshot,
+    m: &'a Matrix,
+    env: &'a PythonEnv,
+    tf: &crate::snapshot::TensorflowBuild,
+) -> Option<Build<'a>> {
+    let row = m.tensorflow(&tf.version);
+    let cpu = tf.is_cpu_only()
+        || tf.package.ends_with("-cpu")
+        || row.is_some_and(|r| tf_cpu_only(snap, tf, r));
+    if cpu || tf.is_rocm_build == Some(true) {
+        return None;
+    }
+    let cuda = tf
+        .cuda_version
+        .as_deref()
+        .and_then(CudaVersion::parse)
+        .or_else(|| row.and_then(|r| CudaVersion::parse(&r.cuda)));
+    let (mut sass, mut ptx) = (Vec::new(), Vec::new());
+    for a in &tf.cuda_compute_capabilities {
+        if let Some((maj, min)) = crate::matrix::split_cc(a) {
+            let cc = format!("{maj}.{min}");
+            if a.starts_with("compute_") {
+                ptx.push(cc);
+            } else {
+                sass.push(cc);
+            }
+        }
+    }
+    let mut arch_from = (!sass.is_empty() || !ptx.is_empty())
+        .then_some("TensorFlow's build_info (cuda_compute_capabilities)");
+    if let Some(r) = row.filter(|r| arch_from.is_none() && !r.sass.is_empty()) {
+        sass = r.sass.clone();
+        ptx = r.ptx.clone();
+        arch_from = Some("the build_info of TensorFlow's PyPI wheel");
+    }
+    Some(Build {
+        framework: Framework::Tensorflow,
+        env,
+        label: format!("{} {}", tf.package, tf.version),
+        version: tf.version.clone(),
+        cuda,
+        min_runtime: cuda,
+        sass,
+        ptx,
+        arch_from,
+        min_cc: None,
+        cudnn: row
+            .map(|r| r.cudnn.clone())
+            .or_else(|| tf.cudnn_version.clone()),
+        cudnn_below: None,
+        min_driver: None,
+        source: row.map(|r| r.source.clone()),
+        torch_row: None,
+        torch_variant: None,
+    })
+}
+
+/// A JAX with a CUDA plugin (none on native Windows, where it runs on the CPU).
+fn jax_build<'a>(
+    snap: &Snapshot,
+    m: &'a Matrix,
+    env: &'a PythonEnv,
+    jax: &crate::snapshot::Package,
+) -> Option<Build<'a>> {
+    let major = jax_cuda_major(env)
+        // On native Windows the CUDA build runs on the CPU: `framework.cpu-only-build`
+        // says so, and no CUDA rule judges it.
+        .filter(|&major| !jax_windows_cpu_only(snap, m, &jax.version, major))?;
+    let row = m.jax(&jax.version, major);
+    Some(Build {
+        framework: Framework::Jax,
+        env,
+        label: format!("jax {} (CUDA {major} plugin)", jax.version),
+        version: jax.version.clone(),
+        cuda: row.and_then(|r| CudaVersion::parse(&r.built_with)),
+        min_runtime: row
+            .and_then(|r| CudaVersion::parse(&r.min_cuda))
+            .or(Some(CudaVersion { major, minor: 0 })),
+        sass: Vec::new(),
+        ptx: Vec::new(),
+        arch_from: None,
+        min_cc: row.and_then(|r| r.min_cc.clone()),
+        cudnn: row.map(|r| r.min_cudnn.clone()),
+        cudnn_below: row.and_then(|r| r.cudnn_below.clone()),
+        min_driver: row.map(|r| r.min_driver.clone()),
+        source: row.map(|r| r.source.clone()),
+        torch_row: None,
+        torch_variant: None,
+    })
 }
 
 /// Whether a torch install is PyPI's wheel rather than the PyTorch index's: PyPI's dist-info

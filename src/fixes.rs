@@ -360,38 +360,7 @@ pub fn driver_fix(terms: &Terms, action: DriverAction, v: &Values) -> Fix {
         .and_then(|f| f.initramfs.as_deref())
         .unwrap_or("")
         .to_string();
-    let mut package = String::new();
-    let mut table: Option<&Actions> = None;
-    if let Some(f) = family {
-        let method = terms.install_method.as_deref().unwrap_or("distribution");
-        table = Some(match method {
-            "nvidia-repo" if !f.nvidia_repo.is_empty() => &f.nvidia_repo,
-            "precompiled" if !f.precompiled.is_empty() => &f.precompiled,
-            _ => &f.distribution,
-        });
-        // Debian: the archive carries some branches only; others come from NVIDIA's repository.
-        if !f.branches.is_empty() && table.is_some_and(|t| std::ptr::eq(t, &f.distribution)) {
-            let rel = terms
-                .version_id
-                .as_deref()
-                .and_then(|x| x.split('.').next())
-                .unwrap_or("");
-            match f.branches.get(rel).and_then(|b| b.get(v.branch)) {
-                Some(p) => package = p.clone(),
-                None if matches!(
-                    action,
-                    DriverAction::Install
-                        | DriverAction::InstallOpen
-                        | DriverAction::InstallProprietary
-                        | DriverAction::FabricManager
-                ) =>
-                {
-                    table = Some(&f.nvidia_repo)
-                }
-                None => {}
-            }
-        }
-    }
+    let (table, package) = action_table(terms, family, action, v.branch);
     let vals: Vec<(&str, &str)> = vec![
         ("branch", v.branch),
         ("version", version),
@@ -411,14 +380,7 @@ pub fn driver_fix(terms: &Terms, action: DriverAction, v: &Values) -> Fix {
             &shell,
         )
     };
-    let key = match action {
-        DriverAction::Install => match terms.open_modules {
-            Some(true) => "install_open",
-            Some(false) => "install_proprietary",
-            None => "install",
-        },
-        a => a.key(),
-    };
+    let key = action_key(terms, action);
     // A .run install is upgraded with a .run, never with packages.
     if terms.install_method.as_deref() == Some("runfile") && !terms.windows() {
         let k = if key.starts_with("install") {
@@ -478,6 +440,62 @@ pub fn driver_fix(terms: &Terms, action: DriverAction, v: &Values) -> Fix {
             vec![],
             &shell,
         ),
+    }
+}
+
+/// The family's table of rows for the install method (the distribution's by default), and on
+/// Debian the archive's package of the branch (NVIDIA's repository when the archive lacks it).
+fn action_table(
+    terms: &Terms,
+    family: Option<&'static Family>,
+    action: DriverAction,
+    branch: &str,
+) -> (Option<&'static Actions>, String) {
+    let mut package = String::new();
+    let mut table: Option<&Actions> = None;
+    if let Some(f) = family {
+        let method = terms.install_method.as_deref().unwrap_or("distribution");
+        table = Some(match method {
+            "nvidia-repo" if !f.nvidia_repo.is_empty() => &f.nvidia_repo,
+            "precompiled" if !f.precompiled.is_empty() => &f.precompiled,
+            _ => &f.distribution,
+        });
+        // Debian: the archive carries some branches only; others come from NVIDIA's repository.
+        if !f.branches.is_empty() && table.is_some_and(|t| std::ptr::eq(t, &f.distribution)) {
+            let rel = terms
+                .version_id
+                .as_deref()
+                .and_then(|x| x.split('.').next())
+                .unwrap_or("");
+            match f.branches.get(rel).and_then(|b| b.get(branch)) {
+                Some(p) => package = p.clone(),
+                None if matches!(
+                    action,
+                    DriverAction::Install
+                        | DriverAction::InstallOpen
+                        | DriverAction::InstallProprietary
+                        | DriverAction::FabricManager
+                ) =>
+                {
+                    table = Some(&f.nvidia_repo)
+                }
+                None => {}
+            }
+        }
+    }
+    (table, package)
+}
+
+/// The data's key for the action: an install of unknown flavour takes the open or proprietary
+/// row when the modules' flavour is known.
+fn action_key(terms: &Terms, action: DriverAction) -> &'static str {
+    match action {
+        DriverAction::Install => match terms.open_modules {
+            Some(true) => "install_open",
+            Some(false) => "install_proprietary",
+            None => "install",
+        },
+        a => a.key(),
     }
 }
 

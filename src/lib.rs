@@ -39,3 +39,5 @@ pub mod vocab;
 
 #[cfg(test)]
 mod architecture_tests;
+#[cfg(test)]
+mod house_tests;

@@ -439,6 +439,11 @@ impl std::fmt::Display for MatrixError {
     }
 }
 
+/// Whether `d` is a driver version (a branch like "525" or a full "525.60.13").
+fn driver_ok(d: &str) -> bool {
+    DriverVersion::parse_min(d).is_some()
+}
+
 fn err_at(at: &At, message: String) -> MatrixError {
     MatrixError {
         path: at.to_string(),
@@ -670,6 +675,27 @@ impl Matrix {
     /// Every meaning error, each with its place.
     pub fn validate(&self) -> Vec<MatrixError> {
         let mut e = Vec::new();
+        self.validate_sources(&mut e);
+        self.validate_compute_capabilities(&mut e);
+        self.validate_gpus(&mut e);
+        self.validate_toolkits(&mut e);
+        self.validate_minor_version_compat(&mut e);
+        self.validate_driver_branches(&mut e);
+        self.validate_forward_compat(&mut e);
+        self.validate_cudnn(&mut e);
+        self.validate_pytorch(&mut e);
+        self.validate_tensorflow(&mut e);
+        self.validate_jax(&mut e);
+        e
+    }
+
+    /// Whether `v` is a CUDA version of cuda_toolkits.
+    fn cuda_known(&self, v: &str) -> bool {
+        self.toolkits.iter().any(|t| t.cuda == v)
+    }
+
+    /// Every row's `source` is an https:// link.
+    fn validate_sources(&self, e: &mut Vec<MatrixError>) {
         let all: Vec<&dyn Located> = self
             .gpus
             .iter()
@@ -692,10 +718,10 @@ impl Matrix {
                 ));
             }
         }
-        let cuda_known = |v: &str| self.toolkits.iter().any(|t| t.cuda == v);
-        let driver_ok = |d: &str| DriverVersion::parse_min(d).is_some();
+    }
 
-        // Compute capabilities: sorted, unique, valid, first CUDA defined.
+    /// Compute capabilities: sorted, unique, valid, first CUDA defined.
+    fn validate_compute_capabilities(&self, e: &mut Vec<MatrixError>) {
         for w in self.ccs.windows(2) {
             if cc_cmp(&w[0].cc, &w[1].cc) != Ordering::Less {
                 e.push(err_at(
@@ -715,7 +741,7 @@ impl Matrix {
                 ));
             }
             if let Some(f) = &r.first_cuda {
-                if !cuda_known(f) && CudaVersion::parse(f).is_none_or(|c| c.major >= 10) {
+                if !self.cuda_known(f) && CudaVersion::parse(f).is_none_or(|c| c.major >= 10) {
                     e.push(err_at(
                         &r.at,
                         format!("first_cuda {f} is not a CUDA version of cuda_toolkits"),
@@ -723,6 +749,10 @@ impl Matrix {
                 }
             }
         }
+    }
+
+    /// GPU rows: a valid compute capability defined in compute_capabilities, with its architecture.
+    fn validate_gpus(&self, e: &mut Vec<MatrixError>) {
         for r in &self.gpus {
             if !valid_cc(&r.cc) || r.names.is_empty() {
                 e.push(err_at(
@@ -752,7 +782,10 @@ impl Matrix {
                 }
             }
         }
-        // Toolkits: sorted by CUDA version, drivers parse and do not go down, one GA per minor.
+    }
+
+    /// Toolkits: sorted by CUDA version, drivers parse and do not go down, one GA per minor.
+    fn validate_toolkits(&self, e: &mut Vec<MatrixError>) {
         for w in self.toolkits.windows(2) {
             if cuda_cmp(&w[0].cuda, &w[1].cuda) == Ordering::Greater {
                 e.push(err_at(
@@ -805,6 +838,10 @@ impl Matrix {
                 ));
             }
         }
+    }
+
+    /// Minor-version compatibility: majors increasing, drivers parse.
+    fn validate_minor_version_compat(&self, e: &mut Vec<MatrixError>) {
         for w in self.mvc.windows(2) {
             if w[1].major <= w[0].major {
                 e.push(err_at(
@@ -820,6 +857,10 @@ impl Matrix {
                 }
             }
         }
+    }
+
+    /// Driver branches: increasing, with a CUDA version that does not go down.
+    fn validate_driver_branches(&self, e: &mut Vec<MatrixError>) {
         for w in self.branches.windows(2) {
             if w[1].branch <= w[0].branch {
                 e.push(err_at(
@@ -842,6 +883,10 @@ impl Matrix {
                 e.push(err_at(&r.at, format!("{:?} is not a CUDA version", r.cuda)));
             }
         }
+    }
+
+    /// Forward compatibility: increasing CUDA versions of cuda_toolkits, branches increasing.
+    fn validate_forward_compat(&self, e: &mut Vec<MatrixError>) {
         for w in self.forward_compat.windows(2) {
             if cuda_cmp(&w[1].cuda, &w[0].cuda) != Ordering::Greater {
                 e.push(err_at(
@@ -851,7 +896,7 @@ impl Matrix {
             }
         }
         for r in &self.forward_compat {
-            if !cuda_known(&r.cuda) {
+            if !self.cuda_known(&r.cuda) {
                 e.push(err_at(
                     &r.at,
                     format!("CUDA {} is not in cuda_toolkits", r.cuda),
@@ -864,7 +909,10 @@ impl Matrix {
                 ));
             }
         }
-        // cuDNN: ranges valid, sorted, not overlapping; CUDA ranges known; ccs valid.
+    }
+
+    /// cuDNN: ranges valid, sorted, not overlapping; CUDA ranges known; ccs valid.
+    fn validate_cudnn(&self, e: &mut Vec<MatrixError>) {
         for w in self.cudnn.windows(2) {
             if in_range(&w[1].from, &w[0].from, &w[0].to) == Some(true)
                 || dotted_cmp(&w[1].from, &w[0].from) != Ordering::Greater
@@ -887,7 +935,7 @@ impl Matrix {
             }
             for c in &r.cuda {
                 for v in [&c.from, &c.to] {
-                    if !cuda_known(v) {
+                    if !self.cuda_known(v) {
                         e.push(err_at(
                             &r.at,
                             format!("CUDA {v} is not a CUDA version of cuda_toolkits"),
@@ -912,7 +960,10 @@ impl Matrix {
                 }
             }
         }
-        // PyTorch: sorted, unique; variants known and their CUDA and ccs defined.
+    }
+
+    /// PyTorch: sorted, unique; variants known and their CUDA and ccs defined.
+    fn validate_pytorch(&self, e: &mut Vec<MatrixError>) {
         for w in self.pytorch.windows(2) {
             if dotted_cmp(&w[1].torch, &w[0].torch) != Ordering::Greater {
                 e.push(err_at(
@@ -932,7 +983,7 @@ impl Matrix {
                 if r.variants.iter().take(i).any(|o| o.tag == v.tag) {
                     e.push(err_at(&r.at, format!("variant {} appears twice", v.tag)));
                 }
-                if !cuda_known(&v.cuda) {
+                if !self.cuda_known(&v.cuda) {
                     e.push(err_at(
                         &r.at,
                         format!("variant {}: CUDA {} is not in cuda_toolkits", v.tag, v.cuda),
@@ -966,6 +1017,10 @@ impl Matrix {
                 }
             }
         }
+    }
+
+    /// TensorFlow: sorted; CUDA versions known, compute capabilities defined, library ranges in order.
+    fn validate_tensorflow(&self, e: &mut Vec<MatrixError>) {
         for w in self.tensorflow.windows(2) {
             if dotted_cmp(&w[1].tf, &w[0].tf) != Ordering::Greater {
                 e.push(err_at(
@@ -977,7 +1032,7 @@ impl Matrix {
         for r in &self.tensorflow {
             let lib_cudas = r.libs.iter().flat_map(|l| [&l.from, &l.to]);
             for c in std::iter::once(&r.cuda).chain(lib_cudas) {
-                if !cuda_known(c) {
+                if !self.cuda_known(c) {
                     e.push(err_at(&r.at, format!("CUDA {c} is not in cuda_toolkits")));
                 }
             }
@@ -998,7 +1053,10 @@ impl Matrix {
                 }
             }
         }
-        // JAX: per CUDA major, sorted and not overlapping.
+    }
+
+    /// JAX: per CUDA major, sorted and not overlapping.
+    fn validate_jax(&self, e: &mut Vec<MatrixError>) {
         for r in &self.jax {
             if dotted_cmp(&r.from, &r.below) != Ordering::Less {
                 e.push(err_at(
@@ -1007,7 +1065,7 @@ impl Matrix {
                 ));
             }
             for v in [&r.built_with, &r.min_cuda] {
-                if !cuda_known(v) {
+                if !self.cuda_known(v) {
                     e.push(err_at(&r.at, format!("CUDA {v} is not in cuda_toolkits")));
                 }
             }
@@ -1030,7 +1088,6 @@ impl Matrix {
                 }
             }
         }
-        e
     }
 
     // -----------------------------------------------------------------------------------------

@@ -373,10 +373,6 @@ pub fn recommend(snap: &Snapshot, m: &Matrix, only: Option<&str>) -> Recommendat
     let base_errors = errors(&base, m);
     let blocking = blockers(&base_errors);
     let blocked = !blocking.is_empty();
-    let min_of = |cuda: CudaVersion| {
-        m.min_driver(cuda, d.os, false)
-            .map(|r| r.driver.to_string())
-    };
 
     let mut recs = Vec::new();
     for fw in FRAMEWORKS
@@ -401,16 +397,7 @@ pub fn recommend(snap: &Snapshot, m: &Matrix, only: Option<&str>) -> Recommendat
                 Some(c.label.clone()),
                 Some(c.command.clone()),
                 c.assume_strings(),
-                format!(
-                    "the newest {name} build that check passes on {} with {}{}",
-                    d.describe(),
-                    gpus_phrase(&ccs),
-                    if d.known() {
-                        String::new()
-                    } else {
-                        " (no driver is known: give one with --assume driver=VERSION to judge it too)".to_string()
-                    }
-                ),
+                works_note(name, &d, &ccs),
             ),
             Err(why) => (
                 false,
@@ -441,50 +428,9 @@ pub fn recommend(snap: &Snapshot, m: &Matrix, only: Option<&str>) -> Recommendat
             if works || cands.is_empty() || (blocked && !driver_can_fix(&blocking, &d)) {
                 None
             } else {
-                search_driver(&base, m, &d, &cands).map(|(v, c, change)| DriverNeeded {
-                    driver: v.to_string(),
-                    branch: v.major,
-                    change,
-                    build: c.label.clone(),
-                    command: c.command.clone(),
-                    assume: c.assume_strings(),
-                })
+                needed_driver(&base, m, &d, &cands)
             };
-        let (newest, newest_min_driver) = match fw {
-            "torch" => {
-                let nv = m.newest_torch().and_then(|r| {
-                    let v = r
-                        .variants
-                        .iter()
-                        .max_by_key(|v| CudaVersion::parse(&v.cuda))?;
-                    Some((r, v))
-                });
-                (
-                    nv.map(|(r, v)| format!("torch {} +{}", r.torch, v.tag)),
-                    nv.and_then(|(_, v)| CudaVersion::parse(&v.cuda))
-                        .and_then(min_of),
-                )
-            }
-            "tensorflow" => {
-                let r = m.newest_tensorflow();
-                (
-                    r.map(|r| format!("tensorflow {}", r.tf)),
-                    r.and_then(|r| CudaVersion::parse(&r.cuda)).and_then(min_of),
-                )
-            }
-            _ => {
-                let newest_below = m.jax_known_below();
-                let r = m
-                    .jax
-                    .iter()
-                    .filter(|r| Some(r.below.as_str()) == newest_below)
-                    .max_by_key(|r| r.cuda_major);
-                (
-                    r.map(|r| format!("jax[cuda{}]", r.cuda_major)),
-                    r.map(|r| r.min_driver.clone()),
-                )
-            }
-        };
+        let (newest, newest_min_driver) = newest_build(m, &d, fw);
         recs.push(Recommendation {
             framework: fw.to_string(),
             works,
@@ -513,6 +459,81 @@ pub fn recommend(snap: &Snapshot, m: &Matrix, only: Option<&str>) -> Recommendat
             })
             .collect(),
         recommendations: recs,
+    }
+}
+
+/// The note of a framework that has a build: which, on what driver and GPUs.
+fn works_note(name: &str, d: &DriverFacts, ccs: &[String]) -> String {
+    format!(
+        "the newest {name} build that check passes on {} with {}{}",
+        d.describe(),
+        gpus_phrase(ccs),
+        if d.known() {
+            String::new()
+        } else {
+            " (no driver is known: give one with --assume driver=VERSION to judge it too)"
+                .to_string()
+        }
+    )
+}
+
+/// The nearest driver on which a build of `cands` passes check, and that build.
+fn needed_driver(
+    base: &Snapshot,
+    m: &Matrix,
+    d: &DriverFacts,
+    cands: &[Candidate],
+) -> Option<DriverNeeded> {
+    search_driver(base, m, d, cands).map(|(v, c, change)| DriverNeeded {
+        driver: v.to_string(),
+        branch: v.major,
+        change,
+        build: c.label.clone(),
+        command: c.command.clone(),
+        assume: c.assume_strings(),
+    })
+}
+
+/// The newest build of `fw` in the matrix, and the driver its CUDA needs.
+fn newest_build(m: &Matrix, d: &DriverFacts, fw: &str) -> (Option<String>, Option<String>) {
+    let min_of = |cuda: CudaVersion| {
+        m.min_driver(cuda, d.os, false)
+            .map(|r| r.driver.to_string())
+    };
+    match fw {
+        "torch" => {
+            let nv = m.newest_torch().and_then(|r| {
+                let v = r
+                    .variants
+                    .iter()
+                    .max_by_key(|v| CudaVersion::parse(&v.cuda))?;
+                Some((r, v))
+            });
+            (
+                nv.map(|(r, v)| format!("torch {} +{}", r.torch, v.tag)),
+                nv.and_then(|(_, v)| CudaVersion::parse(&v.cuda))
+                    .and_then(min_of),
+            )
+        }
+        "tensorflow" => {
+            let r = m.newest_tensorflow();
+            (
+                r.map(|r| format!("tensorflow {}", r.tf)),
+                r.and_then(|r| CudaVersion::parse(&r.cuda)).and_then(min_of),
+            )
+        }
+        _ => {
+            let newest_below = m.jax_known_below();
+            let r = m
+                .jax
+                .iter()
+                .filter(|r| Some(r.below.as_str()) == newest_below)
+                .max_by_key(|r| r.cuda_major);
+            (
+                r.map(|r| format!("jax[cuda{}]", r.cuda_major)),
+                r.map(|r| r.min_driver.clone()),
+            )
+        }
     }
 }
 

@@ -282,9 +282,6 @@ pub struct RuleDoc {
     pub area: Area,
     /// One line for `gpudoctor rules`.
     pub summary: &'static str,
-    pub what: &'static str,
-    pub why: &'static str,
-    pub fix: &'static str,
 }
 
 /// Bytes as GiB with one decimal.

@@ -11,7 +11,7 @@ use crate::rules::{RuleOptions, Selection};
 
 pub(crate) fn explain(a: ExplainArgs) -> Output {
     use crate::explain::catalog::Catalog;
-    use crate::explain::{explain_with, logscan, render, EXPLAIN_SCHEMA};
+    use crate::explain::{render, EXPLAIN_SCHEMA};
     let matrix = match load_matrix(a.matrix.as_deref()) {
         Ok(m) => m,
         Err(e) => return Output::tool_error(e),
@@ -40,146 +40,25 @@ pub(crate) fn explain(a: ExplainArgs) -> Output {
             },
         };
     if a.list {
-        let mut s = format!(
-            "{} signatures (catalog {}, {}):\n",
-            catalog.signatures.len(),
-            catalog.version,
-            catalog.source
-        );
-        for g in &catalog.signatures {
-            s.push_str(&format!(
-                "  {:<28} {:<26} {}\n",
-                g.id,
-                g.category.as_str(),
-                g.name
-            ));
-        }
-        if let Some(t) = crate::explain::tables::tables() {
-            s.push_str(&format!(
-                "\nCode tables (built in, explain-catalog/codes.yaml {}): {} NTSTATUS values, {} signals\n",
-                t.version,
-                t.ntstatus.codes.len(),
-                t.signals.codes.len(),
-            ));
-        }
-        if let (Some(x), Some(e)) = (
-            crate::knowledge::kernel::xid_file(),
-            crate::knowledge::kernel::events_file(),
-        ) {
-            s.push_str(&format!(
-                "Kernel driver knowledge (built in, knowledge/, NVIDIA driver {}): {} Xids, {} kernel-log events\n",
-                x.source.version,
-                x.entries.len(),
-                e.entries.len()
-            ));
-        }
-        s.push_str("Codes mined from their headers (knowledge/):\n");
-        for e in crate::knowledge::codes::all() {
-            s.push_str(&format!(
-                "  {:<28} {:>4} codes ({})\n",
-                e.emitter,
-                e.entries.len(),
-                e.enum_type
-            ));
-        }
-        return Output::ok(s, ExitStatus::Healthy);
+        return list_catalog(catalog);
     }
     if let Some(id) = &a.rule {
-        let Some(d) = crate::rules::doc(id) else {
-            let ids: Vec<&str> = crate::rules::all().iter().map(|r| r.doc.id).collect();
-            return Output::tool_error(format!(
-                "no rule {id:?}; the rules are: {}",
-                ids.join(", ")
-            ));
-        };
-        if a.json {
-            let v = serde_json::json!({"schema": EXPLAIN_SCHEMA, "input": id, "matches": [{
-                "kind": "rule", "code": d.id, "name": d.summary, "category": d.category.as_str(),
-                "meaning": d.what, "likely_causes": [d.why], "fix": {"text": d.fix, "commands": []}, "confidence": "high"}]});
-            return match serde_json::to_string_pretty(&v) {
-                Ok(s) => Output::ok(s + "\n", ExitStatus::Healthy),
-                Err(e) => Output::tool_error(e.to_string()),
-            };
-        }
-        return Output::ok(
-            format!(
-                "{} ({})\n{}\n\nWhat it does: {}\nWhy: {}\nFix: {}\n",
-                d.id,
-                d.category.as_str(),
-                d.summary,
-                d.what,
-                d.why,
-                d.fix
-            ),
-            ExitStatus::Healthy,
-        );
+        return explain_rule(id, a.json);
     }
     // Binary data (a core dump, an image, random bytes) is no message: say so, match nothing.
-    let mut not_text = false;
-    let (mut matches, label, input_json, lines) = if let Some(path) = &a.log {
-        let result = if path.as_os_str() == "-" {
-            logscan::scan_stdin(&matrix, catalog)
-        } else {
-            match std::fs::File::open(path) {
-                Ok(f) => logscan::scan_file(f, &matrix, catalog, 0),
-                Err(e) => {
-                    return Output::tool_error(format!(
-                        "cannot read the log {}: {e}",
-                        path.display()
-                    ))
-                }
-            }
-        };
-        if path.as_os_str() != "-" && result.as_ref().is_ok_and(|r| r.matches.is_empty()) {
-            not_text = file_is_binary(path);
-        }
-        match result {
-            Ok(r) => (
-                r.matches,
-                path.display().to_string(),
-                serde_json::json!({"log": path.display().to_string(), "lines": r.lines, "bytes": r.bytes}),
-                Some(r.lines),
-            ),
-            Err(e) => return Output::tool_error(format!("reading {} failed: {e}", path.display())),
-        }
-    } else {
-        let mut text = a.input.join(" ");
-        let mut scanned = None;
-        if a.input.is_empty() {
-            // A traceback does not fit in one quoted argument: read the paste from stdin.
-            if std::io::stdin().is_terminal() {
-                use std::io::Write;
-                let _ = writeln!(
-                    std::io::stderr(),
-                    "Paste the error (a whole traceback or log is fine), then press Ctrl-D (Ctrl-Z Enter on Windows):"
-                );
-            }
-            // A paste is explained whole; anything longer is a log, scanned to its end.
-            match logscan::read_stdin(&matrix, catalog) {
-                Ok(logscan::Stdin::Paste(buf)) => text = String::from_utf8_lossy(&buf).into_owned(),
-                Ok(logscan::Stdin::Log(r)) => scanned = Some(r),
-                Err(e) => return Output::tool_error(format!("could not read standard input: {e}")),
-            }
-        }
-        if let Some(r) = scanned {
-            (
-                r.matches,
-                "standard input".to_string(),
-                serde_json::json!({"log": "-", "lines": r.lines, "bytes": r.bytes}),
-                Some(r.lines),
-            )
-        } else {
-            if text.trim().is_empty() {
-                return Output::tool_error("give a code or a message to explain (or paste it on standard input), --log FILE, or --rule RULE_ID (e.g. gpudoctor explain -1073740791)");
-            }
-            not_text = crate::explain::catalog::mostly_binary(&text);
-            (
-                explain_with(&text, &matrix, catalog),
-                format!("{:?}", crate::sanitize::clean_line(&text, 80)),
-                serde_json::json!(text),
-                None,
-            )
-        }
+    let read = match &a.log {
+        Some(path) => from_log(path, &matrix, catalog),
+        None => from_text(&a.input, &matrix, catalog),
+    };
+    let Explained {
+        mut matches,
+        label,
+        input_json,
+        lines,
+        not_text,
+    } = match read {
+        Ok(e) => e,
+        Err(out) => return out,
     };
     if a.with_check {
         let snap = match &a.snapshot {
@@ -221,6 +100,182 @@ pub(crate) fn explain(a: ExplainArgs) -> Output {
         );
     }
     Output::ok(render(&label, &matches, lines), ExitStatus::Healthy)
+}
+
+/// `--list`: the catalog's signatures, and the tables and knowledge built in.
+fn list_catalog(catalog: &crate::explain::catalog::Catalog) -> Output {
+    let mut s = format!(
+        "{} signatures (catalog {}, {}):\n",
+        catalog.signatures.len(),
+        catalog.version,
+        catalog.source
+    );
+    for g in &catalog.signatures {
+        s.push_str(&format!(
+            "  {:<28} {:<26} {}\n",
+            g.id,
+            g.category.as_str(),
+            g.name
+        ));
+    }
+    if let Some(t) = crate::explain::tables::tables() {
+        s.push_str(&format!(
+            "\nCode tables (built in, explain-catalog/codes.yaml {}): {} NTSTATUS values, {} signals\n",
+            t.version,
+            t.ntstatus.codes.len(),
+            t.signals.codes.len(),
+        ));
+    }
+    if let (Some(x), Some(e)) = (
+        crate::knowledge::kernel::xid_file(),
+        crate::knowledge::kernel::events_file(),
+    ) {
+        s.push_str(&format!(
+            "Kernel driver knowledge (built in, knowledge/, NVIDIA driver {}): {} Xids, {} kernel-log events\n",
+            x.source.version,
+            x.entries.len(),
+            e.entries.len()
+        ));
+    }
+    s.push_str("Codes mined from their headers (knowledge/):\n");
+    for e in crate::knowledge::codes::all() {
+        s.push_str(&format!(
+            "  {:<28} {:>4} codes ({})\n",
+            e.emitter,
+            e.entries.len(),
+            e.enum_type
+        ));
+    }
+    Output::ok(s, ExitStatus::Healthy)
+}
+
+/// `--rule ID`: what the rule checks, why, and its fix.
+fn explain_rule(id: &str, json: bool) -> Output {
+    use crate::explain::EXPLAIN_SCHEMA;
+    let Some(d) = crate::rules::doc(id) else {
+        let ids: Vec<&str> = crate::rules::all().iter().map(|r| r.doc.id).collect();
+        return Output::tool_error(format!("no rule {id:?}; the rules are: {}", ids.join(", ")));
+    };
+    if json {
+        let v = serde_json::json!({"schema": EXPLAIN_SCHEMA, "input": id, "matches": [{
+            "kind": "rule", "code": d.id, "name": d.summary, "category": d.category.as_str(),
+            "meaning": d.what(), "likely_causes": [d.why()], "fix": {"text": d.fix(), "commands": []}, "confidence": "high"}]});
+        return match serde_json::to_string_pretty(&v) {
+            Ok(s) => Output::ok(s + "\n", ExitStatus::Healthy),
+            Err(e) => Output::tool_error(e.to_string()),
+        };
+    }
+    Output::ok(
+        format!(
+            "{} ({})\n{}\n\nWhat it does: {}\nWhy: {}\nFix: {}\n",
+            d.id,
+            d.category.as_str(),
+            d.summary,
+            d.what(),
+            d.why(),
+            d.fix()
+        ),
+        ExitStatus::Healthy,
+    )
+}
+
+/// What `explain` read and found: the matches, how to name the input, the input for JSON, and
+/// whether it was text at all.
+struct Explained {
+    matches: Vec<crate::explain::Match>,
+    label: String,
+    input_json: serde_json::Value,
+    lines: Option<u64>,
+    not_text: bool,
+}
+
+/// `--log FILE` (or `-`): the log scanned to its end.
+fn from_log(
+    path: &std::path::Path,
+    matrix: &crate::matrix::Matrix,
+    catalog: &crate::explain::catalog::Catalog,
+) -> Result<Explained, Output> {
+    use crate::explain::logscan;
+    let result = if path.as_os_str() == "-" {
+        logscan::scan_stdin(matrix, catalog)
+    } else {
+        match std::fs::File::open(path) {
+            Ok(f) => logscan::scan_file(f, matrix, catalog, 0),
+            Err(e) => {
+                return Err(Output::tool_error(format!(
+                    "cannot read the log {}: {e}",
+                    path.display()
+                )))
+            }
+        }
+    };
+    let mut not_text = false;
+    if path.as_os_str() != "-" && result.as_ref().is_ok_and(|r| r.matches.is_empty()) {
+        not_text = file_is_binary(path);
+    }
+    match result {
+        Ok(r) => Ok(Explained {
+            matches: r.matches,
+            label: path.display().to_string(),
+            input_json: serde_json::json!({"log": path.display().to_string(), "lines": r.lines, "bytes": r.bytes}),
+            lines: Some(r.lines),
+            not_text,
+        }),
+        Err(e) => Err(Output::tool_error(format!(
+            "reading {} failed: {e}",
+            path.display()
+        ))),
+    }
+}
+
+/// The code or message given, or a paste on standard input (a log when it is long).
+fn from_text(
+    input: &[String],
+    matrix: &crate::matrix::Matrix,
+    catalog: &crate::explain::catalog::Catalog,
+) -> Result<Explained, Output> {
+    use crate::explain::{explain_with, logscan};
+    let mut text = input.join(" ");
+    let mut scanned = None;
+    if input.is_empty() {
+        // A traceback does not fit in one quoted argument: read the paste from stdin.
+        if std::io::stdin().is_terminal() {
+            use std::io::Write;
+            let _ = writeln!(
+                std::io::stderr(),
+                "Paste the error (a whole traceback or log is fine), then press Ctrl-D (Ctrl-Z Enter on Windows):"
+            );
+        }
+        // A paste is explained whole; anything longer is a log, scanned to its end.
+        match logscan::read_stdin(matrix, catalog) {
+            Ok(logscan::Stdin::Paste(buf)) => text = String::from_utf8_lossy(&buf).into_owned(),
+            Ok(logscan::Stdin::Log(r)) => scanned = Some(r),
+            Err(e) => {
+                return Err(Output::tool_error(format!(
+                    "could not read standard input: {e}"
+                )))
+            }
+        }
+    }
+    if let Some(r) = scanned {
+        return Ok(Explained {
+            matches: r.matches,
+            label: "standard input".to_string(),
+            input_json: serde_json::json!({"log": "-", "lines": r.lines, "bytes": r.bytes}),
+            lines: Some(r.lines),
+            not_text: false,
+        });
+    }
+    if text.trim().is_empty() {
+        return Err(Output::tool_error("give a code or a message to explain (or paste it on standard input), --log FILE, or --rule RULE_ID (e.g. gpudoctor explain -1073740791)"));
+    }
+    Ok(Explained {
+        matches: explain_with(&text, matrix, catalog),
+        label: format!("{:?}", crate::sanitize::clean_line(&text, 80)),
+        not_text: crate::explain::catalog::mostly_binary(&text),
+        input_json: serde_json::json!(text),
+        lines: None,
+    })
 }
 
 /// Whether a log file is binary data: its first 64 KiB, read as text, is mostly not text.

@@ -11,7 +11,7 @@ pub(crate) fn list_rules(a: RulesArgs) -> Output {
             .iter()
             .map(|d| {
                 serde_json::json!({"id": d.id, "category": d.category.as_str(), "summary": d.summary,
-                                   "what": d.what, "why": d.why, "fix": d.fix})
+                                   "what": d.what(), "why": d.why(), "fix": d.fix()})
             })
             .collect();
         return match serde_json::to_string_pretty(&v) {

@@ -28,9 +28,8 @@ pub(crate) fn run(_a: RunArgs) -> Output {
 
 #[cfg(any(target_os = "linux", windows))]
 pub(crate) fn run(a: RunArgs) -> Output {
-    use crate::cli::RunFormat;
-    use crate::runwatch::render::{self, ExitInfo, OutputInfo, RunReport, Tool, Verdict};
-    use crate::runwatch::{self as rw, verdict};
+    use crate::runwatch::render::{self, Verdict};
+    use crate::runwatch::verdict;
 
     // Everything that can be wrong with the arguments is said before the command starts: a
     // three-day job must not end in "cannot save".
@@ -40,9 +39,235 @@ pub(crate) fn run(a: RunArgs) -> Output {
             a.interval
         ));
     }
-    // Neither an existing --report file nor an existing --save folder keeps the job from
-    // starting: a report file is replaced, a folder that holds a run's files gets a new
-    // subfolder. A target that cannot be written is said now, and the job starts anyway.
+    let (early, jsonl, save_dir) = check_destinations(&a);
+    say_now(&early);
+    let argv: Vec<String> = a
+        .command
+        .iter()
+        .map(|s| s.to_string_lossy().into_owned())
+        .collect();
+    let w = match start_watch(&a, jsonl) {
+        Ok(w) => w,
+        Err(out) => return out,
+    };
+    let status = ExitStatus::Passthrough(w.ended.shell_status());
+    let mut notes = w.timeline.unwatched.clone();
+    let mut problems: Vec<String> = Vec::new();
+    let ok = verdict::result(&verdict::Inputs {
+        ended: w.ended,
+        duration_s: w.duration_s,
+        matches: &[],
+        timeline: &w.timeline,
+        maxrss: w.maxrss,
+        signals: &w.signals,
+        findings: &[],
+    }) == "ok";
+    let (matrix, matches) = explain_output(&a, &w, ok, &mut notes);
+    let mut report = new_report(argv, &w, &matches);
+    let pre = verdict::Inputs {
+        ended: w.ended,
+        duration_s: w.duration_s,
+        matches: &matches,
+        timeline: &w.timeline,
+        maxrss: w.maxrss,
+        signals: &w.signals,
+        findings: &[],
+    };
+    let result = verdict::result(&pre);
+    let snapshot = probe_after_run(&a, matrix.as_ref(), result, &mut report);
+    let inputs = verdict::Inputs {
+        findings: &report.findings,
+        ..pre
+    };
+    report.causes = verdict::causes(&inputs);
+    report.verdict = Verdict {
+        result,
+        category: report.causes.first().map(|c| c.category),
+        summary: String::new(),
+    };
+    report.notes = notes;
+    let saved_dir = save_dir.as_ref().ok().and_then(|d| d.clone());
+    if let Some(d) = &saved_dir {
+        report.saved = Some(d.display().to_string());
+    }
+    report.verdict.summary = render::summary(&report);
+    let saved_report = save_run(
+        &a,
+        &save_dir,
+        &report,
+        &w.tail,
+        snapshot.as_ref(),
+        &mut problems,
+    );
+    let text = render_run(a.format, &report, &mut problems);
+    let mut stderr = deliver_report(&a, &report, &text, saved_report, &mut problems);
+    for p in problems {
+        stderr.push_str(&format!(
+            "gpudoctor: {}\n",
+            crate::sanitize::clean_line(&p, 400)
+        ));
+    }
+    Output {
+        stdout: String::new(),
+        stderr,
+        status,
+    }
+}
+
+/// Runs the command to its end, watched; a command that never ran gives the shell's status (127
+/// not found, 126 not runnable).
+#[cfg(any(target_os = "linux", windows))]
+fn start_watch(
+    a: &RunArgs,
+    jsonl: Option<std::fs::File>,
+) -> Result<crate::runwatch::Watched, Output> {
+    use crate::runwatch as rw;
+    rw::watch(rw::WatchOptions {
+        argv: a.command.clone(),
+        tail_bytes: rw::TAIL_BYTES,
+        interval: std::time::Duration::from_secs_f64(a.interval),
+        jsonl,
+        kmsg: a.kmsg.clone(),
+    })
+    .map_err(|e| {
+        // The command never ran: its status is the shell's (127 not found, 126 not runnable).
+        Output {
+            stdout: String::new(),
+            stderr: format!(
+                "gpudoctor: {}\n",
+                crate::sanitize::clean_line(&e.message, 400)
+            ),
+            status: ExitStatus::Passthrough(e.status),
+        }
+    })
+}
+
+/// The matrix (when the run failed, or for --save) and what `explain` reads in the output's
+/// tail: a run that ended well needs no explaining (and its tail may be megabytes of anything).
+#[cfg(any(target_os = "linux", windows))]
+fn explain_output(
+    a: &RunArgs,
+    w: &crate::runwatch::Watched,
+    ok: bool,
+    notes: &mut Vec<String>,
+) -> (Option<crate::matrix::Matrix>, Vec<crate::explain::Match>) {
+    use crate::runwatch as rw;
+    let matrix = match load_matrix(None) {
+        Ok(m) if !ok || a.save.is_some() => Some(m),
+        Ok(_) => None,
+        Err(e) => {
+            notes.push(format!(
+                "the output was not explained: {}",
+                e.lines().next().unwrap_or("")
+            ));
+            None
+        }
+    };
+    let text = if ok {
+        String::new()
+    } else {
+        rw::plain_text(&w.tail)
+    };
+    let matches = match &matrix {
+        // A few words are not a traceback (and a bare number would be read as a code).
+        Some(m) if text.split_whitespace().nth(2).is_some() => {
+            crate::explain::explain_text(&text, m)
+        }
+        _ => Vec::new(),
+    };
+    (matrix, matches)
+}
+
+/// The machine is probed only when it can tell something: after a failure, or for --save.
+/// Its findings go into the report; the snapshot is returned for --save.
+#[cfg(any(target_os = "linux", windows))]
+fn probe_after_run(
+    a: &RunArgs,
+    matrix: Option<&crate::matrix::Matrix>,
+    result: &str,
+    report: &mut crate::runwatch::render::RunReport,
+) -> Option<crate::snapshot::Snapshot> {
+    match (matrix, result != "ok" || a.save.is_some()) {
+        (Some(m), true) => {
+            // A wedged driver costs at most this after the command ended.
+            let snap = crate::probe::probe_all(&crate::probe::ProbeOptions {
+                deadline: crate::probe::deadline::Deadline::after(std::time::Duration::from_secs(5)),
+                ..crate::probe::ProbeOptions::default()
+            });
+            let rep = evaluate(
+                snap,
+                m,
+                &crate::rules::RuleOptions::default(),
+                &crate::rules::Selection::default(),
+            );
+            report.findings = rep.findings.clone();
+            Some(rep.snapshot)
+        }
+        _ => None,
+    }
+}
+
+/// --save: the run's files in the folder; the report.json written, if it was.
+#[cfg(any(target_os = "linux", windows))]
+fn save_run(
+    a: &RunArgs,
+    save_dir: &Result<Option<PathBuf>, String>,
+    report: &crate::runwatch::render::RunReport,
+    tail: &[u8],
+    snapshot: Option<&crate::snapshot::Snapshot>,
+    problems: &mut Vec<String>,
+) -> Option<PathBuf> {
+    let saved_dir = save_dir.as_ref().ok().and_then(|d| d.clone());
+    let mut saved_report = None;
+    if let Some(d) = &saved_dir {
+        let (lost, wrote_report) = save(d, report, tail, snapshot);
+        problems.extend(lost);
+        if wrote_report {
+            saved_report = Some(d.join("report.json"));
+        }
+    } else if let (Some(dir), Err(why)) = (&a.save, save_dir) {
+        problems.push(format!(
+            "nothing was saved: --save {}: {why}",
+            dir.display()
+        ));
+    }
+    saved_report
+}
+
+/// The report in the chosen format (a JSON report that cannot be written is a problem).
+#[cfg(any(target_os = "linux", windows))]
+fn render_run(
+    format: crate::cli::RunFormat,
+    report: &crate::runwatch::render::RunReport,
+    problems: &mut Vec<String>,
+) -> String {
+    use crate::cli::RunFormat;
+    use crate::runwatch::render;
+    match format {
+        RunFormat::Human => render::human(report),
+        RunFormat::Markdown => render::markdown(report),
+        RunFormat::Json => match serde_json::to_string_pretty(report) {
+            Ok(s) => s + "\n",
+            Err(e) => {
+                problems.push(format!("could not write the JSON report: {e}"));
+                String::new()
+            }
+        },
+    }
+}
+
+/// Neither an existing --report file nor an existing --save folder keeps the job from
+/// starting: a report file is replaced, a folder that holds a run's files gets a new
+/// subfolder. A target that cannot be written is said now (the notes), and the job starts
+/// anyway. The notes, the timeline file and the folder to save in.
+#[cfg(any(target_os = "linux", windows))]
+fn check_destinations(
+    a: &RunArgs,
+) -> (
+    Vec<String>,
+    Option<std::fs::File>,
+    Result<Option<PathBuf>, String>,
+) {
     let mut early: Vec<String> = Vec::new();
     if let Some(path) = &a.report {
         if let Err(why) = report_dest(path) {
@@ -74,71 +299,21 @@ pub(crate) fn run(a: RunArgs) -> Output {
             ));
         }
     }
-    say_now(&early);
-    let argv: Vec<String> = a
-        .command
-        .iter()
-        .map(|s| s.to_string_lossy().into_owned())
-        .collect();
-    let w = match rw::watch(rw::WatchOptions {
-        argv: a.command.clone(),
-        tail_bytes: rw::TAIL_BYTES,
-        interval: std::time::Duration::from_secs_f64(a.interval),
-        jsonl,
-        kmsg: a.kmsg.clone(),
-    }) {
-        Ok(w) => w,
-        Err(e) => {
-            // The command never ran: its status is the shell's (127 not found, 126 not runnable).
-            return Output {
-                stdout: String::new(),
-                stderr: format!(
-                    "gpudoctor: {}\n",
-                    crate::sanitize::clean_line(&e.message, 400)
-                ),
-                status: ExitStatus::Passthrough(e.status),
-            };
-        }
-    };
-    let status = ExitStatus::Passthrough(w.ended.shell_status());
-    let mut notes = w.timeline.unwatched.clone();
-    let mut problems: Vec<String> = Vec::new();
-    let ok = verdict::result(&verdict::Inputs {
-        ended: w.ended,
-        duration_s: w.duration_s,
-        matches: &[],
-        timeline: &w.timeline,
-        maxrss: w.maxrss,
-        signals: &w.signals,
-        findings: &[],
-    }) == "ok";
-    // A run that ended well needs no explaining (and its tail may be megabytes of anything).
-    let matrix = match load_matrix(None) {
-        Ok(m) if !ok || a.save.is_some() => Some(m),
-        Ok(_) => None,
-        Err(e) => {
-            notes.push(format!(
-                "the output was not explained: {}",
-                e.lines().next().unwrap_or("")
-            ));
-            None
-        }
-    };
-    let text = if ok {
-        String::new()
-    } else {
-        rw::plain_text(&w.tail)
-    };
-    let matches = match &matrix {
-        // A few words are not a traceback (and a bare number would be read as a code).
-        Some(m) if text.split_whitespace().nth(2).is_some() => {
-            crate::explain::explain_text(&text, m)
-        }
-        _ => Vec::new(),
-    };
-    let exit: ExitInfo = render::exit_info(w.ended);
-    let mut report = RunReport {
-        schema: rw::RUN_SCHEMA,
+    (early, jsonl, save_dir)
+}
+
+/// The report before the verdict: the command, its exit, its output's tail and first matches,
+/// the timeline.
+#[cfg(any(target_os = "linux", windows))]
+fn new_report(
+    argv: Vec<String>,
+    w: &crate::runwatch::Watched,
+    matches: &[crate::explain::Match],
+) -> crate::runwatch::render::RunReport {
+    use crate::runwatch::render::{self, OutputInfo, RunReport, Tool, Verdict};
+    let exit = render::exit_info(w.ended);
+    RunReport {
+        schema: crate::runwatch::RUN_SCHEMA,
         tool: Tool {
             name: "gpudoctor",
             version: env!("CARGO_PKG_VERSION"),
@@ -162,80 +337,23 @@ pub(crate) fn run(a: RunArgs) -> Output {
         findings: Vec::new(),
         notes: Vec::new(),
         saved: None,
-    };
-    let pre = verdict::Inputs {
-        ended: w.ended,
-        duration_s: w.duration_s,
-        matches: &matches,
-        timeline: &w.timeline,
-        maxrss: w.maxrss,
-        signals: &w.signals,
-        findings: &[],
-    };
-    let result = verdict::result(&pre);
-    // The machine is probed only when it can tell something: after a failure, or for --save.
-    let snapshot = match (&matrix, result != "ok" || a.save.is_some()) {
-        (Some(m), true) => {
-            // A wedged driver costs at most this after the command ended.
-            let snap = crate::probe::probe_all(&crate::probe::ProbeOptions {
-                deadline: crate::probe::deadline::Deadline::after(std::time::Duration::from_secs(
-                    5,
-                )),
-                ..crate::probe::ProbeOptions::default()
-            });
-            let rep = evaluate(
-                snap,
-                m,
-                &crate::rules::RuleOptions::default(),
-                &crate::rules::Selection::default(),
-            );
-            report.findings = rep.findings.clone();
-            Some(rep.snapshot)
-        }
-        _ => None,
-    };
-    let inputs = verdict::Inputs {
-        findings: &report.findings,
-        ..pre
-    };
-    report.causes = verdict::causes(&inputs);
-    report.verdict = Verdict {
-        result,
-        category: report.causes.first().map(|c| c.category),
-        summary: String::new(),
-    };
-    report.notes = notes;
-    let saved_dir = save_dir.as_ref().ok().and_then(|d| d.clone());
-    if let Some(d) = &saved_dir {
-        report.saved = Some(d.display().to_string());
     }
-    report.verdict.summary = render::summary(&report);
-    let mut saved_report = None;
-    if let Some(d) = &saved_dir {
-        let (lost, wrote_report) = save(d, &report, &w.tail, snapshot.as_ref());
-        problems.extend(lost);
-        if wrote_report {
-            saved_report = Some(d.join("report.json"));
-        }
-    } else if let (Some(dir), Err(why)) = (&a.save, &save_dir) {
-        problems.push(format!(
-            "nothing was saved: --save {}: {why}",
-            dir.display()
-        ));
-    }
-    let text = match a.format {
-        RunFormat::Human => render::human(&report),
-        RunFormat::Markdown => render::markdown(&report),
-        RunFormat::Json => match serde_json::to_string_pretty(&report) {
-            Ok(s) => s + "\n",
-            Err(e) => {
-                problems.push(format!("could not write the JSON report: {e}"));
-                String::new()
-            }
-        },
-    };
+}
+
+/// Where the report goes: the --report file, the --save folder's report.json or a new file for
+/// JSON, else standard error; the one-line summary on standard error (none with --quiet after a
+/// good run). What goes on standard error; a report that could not be written is a problem.
+#[cfg(any(target_os = "linux", windows))]
+fn deliver_report(
+    a: &RunArgs,
+    report: &crate::runwatch::render::RunReport,
+    text: &str,
+    saved_report: Option<PathBuf>,
+    problems: &mut Vec<String>,
+) -> String {
+    use crate::cli::RunFormat;
     let mut stderr = String::new();
-    let quiet_ok = a.quiet && result == "ok";
+    let quiet_ok = a.quiet && report.verdict.result == "ok";
     let summary = |to: &str| {
         format!(
             "{} (report: {})\n",
@@ -286,19 +404,9 @@ pub(crate) fn run(a: RunArgs) -> Output {
             },
         },
         (None, _) if quiet_ok => {}
-        (None, _) => stderr.push_str(&text),
+        (None, _) => stderr.push_str(text),
     }
-    for p in problems {
-        stderr.push_str(&format!(
-            "gpudoctor: {}\n",
-            crate::sanitize::clean_line(&p, 400)
-        ));
-    }
-    Output {
-        stdout: String::new(),
-        stderr,
-        status,
-    }
+    stderr
 }
 
 /// Says lines on standard error at once, before the command starts (each cleaned).

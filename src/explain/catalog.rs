@@ -635,33 +635,7 @@ fn validate(s: SignatureSpec, at: &str) -> Result<Signature, Vec<String>> {
             None
         }
     };
-    if let Some(e) = &s.enrich {
-        if !ENRICHERS.contains(&e.as_str()) {
-            errors.push(here(format!(
-                "unknown enricher {e:?} (known: {})",
-                ENRICHERS.join(", ")
-            )));
-        }
-    }
-    if s.sources.is_empty() || s.sources.iter().any(|u| !u.starts_with("https://")) {
-        errors.push(here("needs at least one https:// source".into()));
-    }
-    if s.examples.is_empty() {
-        errors.push(here(
-            "needs at least one real example text with its source".into(),
-        ));
-    }
-    for e in &s.examples {
-        if !e.source.starts_with("https://") {
-            errors.push(here(format!(
-                "example source {:?} is not an https:// URL",
-                e.source
-            )));
-        }
-    }
-    if s.meaning.trim().is_empty() || s.fix.text.trim().is_empty() {
-        errors.push(here("needs a meaning and a fix".into()));
-    }
+    errors.extend(missing_parts(&s).into_iter().map(here));
     let Some(category) = cat else {
         return Err(errors);
     };
@@ -694,6 +668,38 @@ fn validate(s: SignatureSpec, at: &str) -> Result<Signature, Vec<String>> {
         examples: s.examples,
         at: at.to_string(),
     })
+}
+
+/// What a signature must cite and say: a known enricher, https:// sources, real examples with
+/// their sources, a meaning and a fix. The problems, each in words.
+fn missing_parts(s: &SignatureSpec) -> Vec<String> {
+    let mut errors = Vec::new();
+    if let Some(e) = &s.enrich {
+        if !ENRICHERS.contains(&e.as_str()) {
+            errors.push(format!(
+                "unknown enricher {e:?} (known: {})",
+                ENRICHERS.join(", ")
+            ));
+        }
+    }
+    if s.sources.is_empty() || s.sources.iter().any(|u| !u.starts_with("https://")) {
+        errors.push("needs at least one https:// source".into());
+    }
+    if s.examples.is_empty() {
+        errors.push("needs at least one real example text with its source".into());
+    }
+    for e in &s.examples {
+        if !e.source.starts_with("https://") {
+            errors.push(format!(
+                "example source {:?} is not an https:// URL",
+                e.source
+            ));
+        }
+    }
+    if s.meaning.trim().is_empty() || s.fix.text.trim().is_empty() {
+        errors.push("needs a meaning and a fix".into());
+    }
+    errors
 }
 
 #[cfg(test)]

@@ -157,54 +157,11 @@ pub fn explain_with(input: &str, m: &crate::matrix::Matrix, cat: &catalog::Catal
     let mut parser = crate::faults::logparse::LogParser::new();
     let all: Vec<&str> = input.lines().collect();
     let lines = all.len();
-    let merge = |out: &mut Vec<Match>, found: Vec<Match>, i: usize| {
-        for mut x in found {
-            match out.iter_mut().find(|o| o.key == x.key) {
-                Some(o) => o.count = Some(o.count.unwrap_or(1) + 1),
-                None => {
-                    x.first_line = Some(i as u64 + 1);
-                    out.push(x);
-                }
-            }
-        }
-    };
     let all_hits: Vec<Vec<usize>> = all.iter().map(|l| cat.matches(l)).collect();
     for (i, line) in all.iter().enumerate() {
         let hits = all_hits.get(i).cloned().unwrap_or_default();
-        // A message wrapped by a terminal or an editor onto the next line: what only the two
-        // lines together show (a pattern across the break), read from the joined text.
-        let mut spanning: Option<(String, Vec<usize>)> = None;
-        if let (Some(next), Some(nh)) = (all.get(i + 1), all_hits.get(i + 1)) {
-            for joined in wrapped_joins(line, next) {
-                let new: Vec<usize> = cat
-                    .matches(&joined)
-                    .into_iter()
-                    .filter(|j| !hits.contains(j) && !nh.contains(j))
-                    .collect();
-                if !new.is_empty() {
-                    spanning = Some((joined, new));
-                    break;
-                }
-            }
-        }
-        // An enricher reads the figures of a message wrapped onto the next lines that are no
-        // message of their own ("...4.00 GiB total" / "capacity; 2.50 GiB already allocated...").
-        let mut context: Option<String> = None;
-        if hits.iter().any(|&h| reads_context(cat, h)) {
-            let mut joined = line.trim_end().to_string();
-            for (next, nh) in all.iter().zip(&all_hits).skip(i + 1).take(8) {
-                if !nh.is_empty() || next.trim().is_empty() {
-                    break;
-                }
-                match wrapped_joins(&joined, next).into_iter().next() {
-                    Some(j) => joined = j,
-                    None => break,
-                }
-            }
-            if joined.len() > line.trim_end().len() {
-                context = Some(joined);
-            }
-        }
+        let spanning = spanning_match(cat, &all, &all_hits, i, &hits);
+        let context = wrapped_context(cat, &all, &all_hits, i, &hits);
         let found = match &context {
             Some(joined) => {
                 let (ctx, plain): (Vec<usize>, Vec<usize>) =
@@ -273,6 +230,72 @@ pub fn explain_with(input: &str, m: &crate::matrix::Matrix, cat: &catalog::Catal
         }
     }
     out
+}
+
+/// Adds the matches of line `i`: one already there (by cause) is counted again, a new one
+/// keeps its first line.
+fn merge(out: &mut Vec<Match>, found: Vec<Match>, i: usize) {
+    for mut x in found {
+        match out.iter_mut().find(|o| o.key == x.key) {
+            Some(o) => o.count = Some(o.count.unwrap_or(1) + 1),
+            None => {
+                x.first_line = Some(i as u64 + 1);
+                out.push(x);
+            }
+        }
+    }
+}
+
+/// A message wrapped by a terminal or an editor onto the next line: what only lines `i` and
+/// `i + 1` together show (a pattern across the break), read from the joined text.
+fn spanning_match(
+    cat: &catalog::Catalog,
+    all: &[&str],
+    all_hits: &[Vec<usize>],
+    i: usize,
+    hits: &[usize],
+) -> Option<(String, Vec<usize>)> {
+    let line = all.get(i)?;
+    if let (Some(next), Some(nh)) = (all.get(i + 1), all_hits.get(i + 1)) {
+        for joined in wrapped_joins(line, next) {
+            let new: Vec<usize> = cat
+                .matches(&joined)
+                .into_iter()
+                .filter(|j| !hits.contains(j) && !nh.contains(j))
+                .collect();
+            if !new.is_empty() {
+                return Some((joined, new));
+            }
+        }
+    }
+    None
+}
+
+/// An enricher reads the figures of a message wrapped onto the next lines that are no message
+/// of their own ("...4.00 GiB total" / "capacity; 2.50 GiB already allocated..."): line `i`
+/// joined with them, when it has a hit that reads them and they exist.
+fn wrapped_context(
+    cat: &catalog::Catalog,
+    all: &[&str],
+    all_hits: &[Vec<usize>],
+    i: usize,
+    hits: &[usize],
+) -> Option<String> {
+    let line = all.get(i)?;
+    if !hits.iter().any(|&h| reads_context(cat, h)) {
+        return None;
+    }
+    let mut joined = line.trim_end().to_string();
+    for (next, nh) in all.iter().zip(all_hits).skip(i + 1).take(8) {
+        if !nh.is_empty() || next.trim().is_empty() {
+            break;
+        }
+        match wrapped_joins(&joined, next).into_iter().next() {
+            Some(j) => joined = j,
+            None => break,
+        }
+    }
+    (joined.len() > line.trim_end().len()).then_some(joined)
 }
 
 /// A line and the next as one message, as a terminal or an editor may have broken it: joined

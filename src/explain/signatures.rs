@@ -135,153 +135,14 @@ const EXPANDABLE: &str = "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:Tru
 /// reserved by PyTorch but unallocated."). Other processes the text names lead when they hold a
 /// large share; a large reserved-but-unallocated share is fragmentation.
 fn torch_oom(line: &str) -> Option<Match> {
-    let grab = |pat: &str| -> Option<Fig> {
-        let re = cached_regex(pat)?;
-        Fig::of(re.captures(line)?.get(1)?.as_str())
-    };
-    let want = grab(&format!(r"Tried to allocate {SIZE}"))?;
-    // PyTorch 2.1-2.3 print "total capacty" (sic).
-    let total = grab(&format!(r"total capaci?ty of {SIZE}"))
-        .or_else(|| grab(&format!(r"{SIZE} total capacity")));
-    let free =
-        grab(&format!(r"of which {SIZE} is free")).or_else(|| grab(&format!(r"{SIZE} free")));
-    let this_proc = grab(&format!(r"this process has {SIZE} memory in use"));
-    let by_torch = grab(&format!(r"{SIZE} is allocated by PyTorch"))
-        .or_else(|| grab(&format!(r"{SIZE} already allocated")));
-    let reserved_unalloc = grab(&format!(r"{SIZE} is reserved by PyTorch but unallocated"));
-    let reserved_total = grab(&format!(r"{SIZE} reserved in total by PyTorch"));
-    // Every "Process N has M memory in use" (PyTorch >= 2.0 lists each process on the GPU).
-    let mut procs: Vec<(String, Fig)> = Vec::new();
-    if let Some(re) = cached_regex(&format!(r"Process (\d+) has {SIZE} memory in use")) {
-        for c in re.captures_iter(line) {
-            if let (Some(pid), Some(f)) = (c.get(1), c.get(2).and_then(|x| Fig::of(x.as_str()))) {
-                procs.push((pid.as_str().to_string(), f));
-            }
-        }
-    }
-    // Without "this process has" (PyTorch 2.0), the process of the job itself may be among
-    // them: the one holding at least 80 % of what PyTorch allocated.
-    let mut self_proc: Option<(String, Fig)> = None;
-    if this_proc.is_none() {
-        if let Some(a) = &by_torch {
-            if let Some(i) = procs.iter().position(|(_, f)| a.bytes >= 0.8 * f.bytes) {
-                self_proc = Some(procs.remove(i));
-            }
-        }
-    }
-    let others: f64 = procs.iter().map(|(_, f)| f.bytes).sum();
-    let mut facts: Vec<String> = Vec::new();
+    let o = TorchOom::read(line)?;
+    let want = &o.want;
+    let facts = o.facts();
     let mut causes: Vec<String> = Vec::new();
     let mut fix = "Make the job smaller: lower the batch size, use mixed precision (bf16/fp16), gradient checkpointing, or a smaller model.".to_string();
     let mut cmds = Vec::<String>::new();
-    facts.push(format!("it asked for {want}"));
-    if let Some(t) = &total {
-        facts.push(format!("on a GPU of {t}"));
-    }
-    if let Some(f) = &free {
-        facts.push(format!("with {f} free"));
-    }
-    if let Some(p) = &this_proc {
-        facts.push(format!("this process held {p}"));
-    }
-    if let Some(a) = &by_torch {
-        facts.push(format!("PyTorch had allocated {a}"));
-    }
-    if let Some(u) = &reserved_unalloc {
-        facts.push(format!("{u} reserved but unallocated"));
-    }
-    if let Some(r) = &reserved_total {
-        facts.push(format!("{r} reserved in total"));
-    }
-    let named = |v: &[(String, Fig)]| -> String {
-        v.iter()
-            .map(|(pid, f)| format!("PID {pid} ({f})"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    if !procs.is_empty() {
-        facts.push(format!("other processes: {}", named(&procs)));
-    }
-    // Another process holds a large share: a quarter of the GPU, or more than this job.
-    let large_others = !procs.is_empty()
-        && (total.as_ref().is_some_and(|t| others >= 0.25 * t.bytes)
-            || this_proc.as_ref().is_some_and(|p| others >= p.bytes)
-            || (total.is_none() && this_proc.is_none()));
-    if let Some(t) = total.as_ref().filter(|t| want.bytes > t.bytes) {
-        causes.push(format!("The single allocation ({want}) is larger than the whole GPU ({t}): an input, batch or tensor is far too large (often a wrong shape or resolution)."));
-    } else if large_others {
-        let mut biggest = procs.clone();
-        biggest.sort_by(|a, b| b.1.bytes.total_cmp(&a.1.bytes));
-        let held = if procs.len() == 1 {
-            procs
-                .first()
-                .map(|(_, f)| f.clone())
-                .unwrap_or(Fig::computed(others))
-        } else {
-            Fig::computed(others)
-        };
-        let of = total
-            .as_ref()
-            .map(|t| format!(" of {t}"))
-            .unwrap_or_default();
-        let (who, it) = if procs.len() == 1 {
-            ("Another process holds".to_string(), "it")
-        } else {
-            (format!("{} other processes hold", procs.len()), "them")
-        };
-        causes.push(format!("{who} {held}{of}: {}. Stop {it} or wait for {it}, or run on a free GPU (gpudoctor check names the processes on each GPU).", named(&biggest)));
-        fix = "Free the GPU: find and stop the other process(es) holding its memory, or run on a free GPU.".into();
-        cmds.push(NVSMI_APPS.into());
-    } else if let Some(p) = this_proc
-        .as_ref()
-        .filter(|p| total.as_ref().is_some_and(|t| p.bytes >= 0.6 * t.bytes))
-    {
-        let a = by_torch
-            .as_ref()
-            .map(|a| format!(" (PyTorch allocated {a})"))
-            .unwrap_or_default();
-        causes.push(format!(
-            "This process itself holds {p}{a}: the job does not fit, no other process is to blame."
-        ));
-    } else if let (Some((pid, p)), Some(a)) = (&self_proc, &by_torch) {
-        causes.push(format!("The process named (PID {pid}) holds {p} and PyTorch allocated {a} of it: it is this training process itself, not another one; the job does not fit."));
-    } else if let (Some(t), Some(r), Some(f)) = (&total, &reserved_total, &free) {
-        let outside = t.bytes - r.bytes - f.bytes;
-        if outside > 0.25 * t.bytes {
-            causes.push(format!("About {} is used outside this process's PyTorch allocator (other processes, or CUDA context and libraries): check nvidia-smi.", Fig::computed(outside)));
-            cmds.push(NVSMI_APPS.into());
-        } else if by_torch.as_ref().is_some_and(|a| a.bytes >= 0.6 * t.bytes) {
-            if let Some(a) = &by_torch {
-                causes.push(format!(
-                    "This process's PyTorch already holds {a} of {t}: the job does not fit."
-                ));
-            }
-        }
-    } else if !procs.is_empty() {
-        causes.push(format!(
-            "Other processes on this GPU hold a small share: {}.",
-            named(&procs)
-        ));
-    }
-    // Reserved but unallocated: at least the request, or a fifth of the GPU or of what this
-    // process reserved (PyTorch's own hint: "If reserved but unallocated memory is large try
-    // setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation").
-    let reserved = by_torch.as_ref().map(|a| a.bytes).unwrap_or(0.0)
-        + reserved_unalloc.as_ref().map(|u| u.bytes).unwrap_or(0.0);
-    if let Some(u) = reserved_unalloc.as_ref().filter(|u| {
-        u.bytes > 0.0
-            && (u.bytes >= want.bytes
-                || total.as_ref().is_some_and(|t| u.bytes >= 0.2 * t.bytes)
-                || u.bytes >= 0.2 * reserved)
-    }) {
-        causes.push(format!(
-            "{u} is reserved by PyTorch but unallocated: the caching allocator is fragmented; expandable segments let it reuse that memory."
-        ));
-        cmds.push(EXPANDABLE.into());
-    } else if free.as_ref().is_some_and(|f| f.bytes >= want.bytes) {
-        causes.push("More memory is free than was asked for, yet no single free block was large enough (fragmentation, or memory the driver reserves on Windows/WDDM).".into());
-        cmds.push(EXPANDABLE.into());
-    }
+    o.holder_causes(&mut causes, &mut fix, &mut cmds);
+    o.fragmentation_causes(&mut causes, &mut cmds);
     if causes.is_empty() {
         causes.push("The job needs more GPU memory than is free.".into());
     }
@@ -299,6 +160,227 @@ fn torch_oom(line: &str) -> Option<Match> {
     .fix_owned(fix, cmds)
     .key(format!("torch-oom:{}", (want.bytes / 1e6).round()));
     Some(m)
+}
+
+/// The figures of a PyTorch OOM text (each None where its version does not print it), and the
+/// other processes it names.
+struct TorchOom {
+    want: Fig,
+    total: Option<Fig>,
+    free: Option<Fig>,
+    this_proc: Option<Fig>,
+    by_torch: Option<Fig>,
+    reserved_unalloc: Option<Fig>,
+    reserved_total: Option<Fig>,
+    procs: Vec<(String, Fig)>,
+    self_proc: Option<(String, Fig)>,
+}
+
+impl TorchOom {
+    fn read(line: &str) -> Option<TorchOom> {
+        let grab = |pat: &str| -> Option<Fig> {
+            let re = cached_regex(pat)?;
+            Fig::of(re.captures(line)?.get(1)?.as_str())
+        };
+        let want = grab(&format!(r"Tried to allocate {SIZE}"))?;
+        // PyTorch 2.1-2.3 print "total capacty" (sic).
+        let total = grab(&format!(r"total capaci?ty of {SIZE}"))
+            .or_else(|| grab(&format!(r"{SIZE} total capacity")));
+        let free =
+            grab(&format!(r"of which {SIZE} is free")).or_else(|| grab(&format!(r"{SIZE} free")));
+        let this_proc = grab(&format!(r"this process has {SIZE} memory in use"));
+        let by_torch = grab(&format!(r"{SIZE} is allocated by PyTorch"))
+            .or_else(|| grab(&format!(r"{SIZE} already allocated")));
+        let reserved_unalloc = grab(&format!(r"{SIZE} is reserved by PyTorch but unallocated"));
+        let reserved_total = grab(&format!(r"{SIZE} reserved in total by PyTorch"));
+        // Every "Process N has M memory in use" (PyTorch >= 2.0 lists each process on the GPU).
+        let mut procs: Vec<(String, Fig)> = Vec::new();
+        if let Some(re) = cached_regex(&format!(r"Process (\d+) has {SIZE} memory in use")) {
+            for c in re.captures_iter(line) {
+                if let (Some(pid), Some(f)) = (c.get(1), c.get(2).and_then(|x| Fig::of(x.as_str())))
+                {
+                    procs.push((pid.as_str().to_string(), f));
+                }
+            }
+        }
+        // Without "this process has" (PyTorch 2.0), the process of the job itself may be among
+        // them: the one holding at least 80 % of what PyTorch allocated.
+        let mut self_proc: Option<(String, Fig)> = None;
+        if this_proc.is_none() {
+            if let Some(a) = &by_torch {
+                if let Some(i) = procs.iter().position(|(_, f)| a.bytes >= 0.8 * f.bytes) {
+                    self_proc = Some(procs.remove(i));
+                }
+            }
+        }
+        Some(TorchOom {
+            want,
+            total,
+            free,
+            this_proc,
+            by_torch,
+            reserved_unalloc,
+            reserved_total,
+            procs,
+            self_proc,
+        })
+    }
+
+    /// What the text says, in order: the request, the GPU, what is free and held.
+    fn facts(&self) -> Vec<String> {
+        let TorchOom {
+            want,
+            total,
+            free,
+            this_proc,
+            by_torch,
+            reserved_unalloc,
+            reserved_total,
+            procs,
+            ..
+        } = self;
+        let mut facts: Vec<String> = Vec::new();
+        facts.push(format!("it asked for {want}"));
+        if let Some(t) = &total {
+            facts.push(format!("on a GPU of {t}"));
+        }
+        if let Some(f) = &free {
+            facts.push(format!("with {f} free"));
+        }
+        if let Some(p) = &this_proc {
+            facts.push(format!("this process held {p}"));
+        }
+        if let Some(a) = &by_torch {
+            facts.push(format!("PyTorch had allocated {a}"));
+        }
+        if let Some(u) = &reserved_unalloc {
+            facts.push(format!("{u} reserved but unallocated"));
+        }
+        if let Some(r) = &reserved_total {
+            facts.push(format!("{r} reserved in total"));
+        }
+        if !procs.is_empty() {
+            facts.push(format!("other processes: {}", named(procs)));
+        }
+        facts
+    }
+
+    /// Who holds the memory: a request larger than the GPU, other processes, this process, or
+    /// memory outside PyTorch's allocator.
+    fn holder_causes(&self, causes: &mut Vec<String>, fix: &mut String, cmds: &mut Vec<String>) {
+        let TorchOom {
+            want,
+            total,
+            free,
+            this_proc,
+            by_torch,
+            reserved_total,
+            procs,
+            self_proc,
+            ..
+        } = self;
+        let others: f64 = procs.iter().map(|(_, f)| f.bytes).sum();
+        // Another process holds a large share: a quarter of the GPU, or more than this job.
+        let large_others = !procs.is_empty()
+            && (total.as_ref().is_some_and(|t| others >= 0.25 * t.bytes)
+                || this_proc.as_ref().is_some_and(|p| others >= p.bytes)
+                || (total.is_none() && this_proc.is_none()));
+        if let Some(t) = total.as_ref().filter(|t| want.bytes > t.bytes) {
+            causes.push(format!("The single allocation ({want}) is larger than the whole GPU ({t}): an input, batch or tensor is far too large (often a wrong shape or resolution)."));
+        } else if large_others {
+            let mut biggest = procs.clone();
+            biggest.sort_by(|a, b| b.1.bytes.total_cmp(&a.1.bytes));
+            let held = if procs.len() == 1 {
+                procs
+                    .first()
+                    .map(|(_, f)| f.clone())
+                    .unwrap_or(Fig::computed(others))
+            } else {
+                Fig::computed(others)
+            };
+            let of = total
+                .as_ref()
+                .map(|t| format!(" of {t}"))
+                .unwrap_or_default();
+            let (who, it) = if procs.len() == 1 {
+                ("Another process holds".to_string(), "it")
+            } else {
+                (format!("{} other processes hold", procs.len()), "them")
+            };
+            causes.push(format!("{who} {held}{of}: {}. Stop {it} or wait for {it}, or run on a free GPU (gpudoctor check names the processes on each GPU).", named(&biggest)));
+            *fix = "Free the GPU: find and stop the other process(es) holding its memory, or run on a free GPU.".into();
+            cmds.push(NVSMI_APPS.into());
+        } else if let Some(p) = this_proc
+            .as_ref()
+            .filter(|p| total.as_ref().is_some_and(|t| p.bytes >= 0.6 * t.bytes))
+        {
+            let a = by_torch
+                .as_ref()
+                .map(|a| format!(" (PyTorch allocated {a})"))
+                .unwrap_or_default();
+            causes.push(format!(
+                "This process itself holds {p}{a}: the job does not fit, no other process is to blame."
+            ));
+        } else if let (Some((pid, p)), Some(a)) = (&self_proc, &by_torch) {
+            causes.push(format!("The process named (PID {pid}) holds {p} and PyTorch allocated {a} of it: it is this training process itself, not another one; the job does not fit."));
+        } else if let (Some(t), Some(r), Some(f)) = (&total, &reserved_total, &free) {
+            let outside = t.bytes - r.bytes - f.bytes;
+            if outside > 0.25 * t.bytes {
+                causes.push(format!("About {} is used outside this process's PyTorch allocator (other processes, or CUDA context and libraries): check nvidia-smi.", Fig::computed(outside)));
+                cmds.push(NVSMI_APPS.into());
+            } else if by_torch.as_ref().is_some_and(|a| a.bytes >= 0.6 * t.bytes) {
+                if let Some(a) = &by_torch {
+                    causes.push(format!(
+                        "This process's PyTorch already holds {a} of {t}: the job does not fit."
+                    ));
+                }
+            }
+        } else if !procs.is_empty() {
+            causes.push(format!(
+                "Other processes on this GPU hold a small share: {}.",
+                named(procs)
+            ));
+        }
+    }
+
+    /// Fragmentation: memory reserved by PyTorch but unallocated, or more free than asked for.
+    fn fragmentation_causes(&self, causes: &mut Vec<String>, cmds: &mut Vec<String>) {
+        let TorchOom {
+            want,
+            total,
+            free,
+            by_torch,
+            reserved_unalloc,
+            ..
+        } = self;
+        // Reserved but unallocated: at least the request, or a fifth of the GPU or of what this
+        // process reserved (PyTorch's own hint: "If reserved but unallocated memory is large try
+        // setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation").
+        let reserved = by_torch.as_ref().map(|a| a.bytes).unwrap_or(0.0)
+            + reserved_unalloc.as_ref().map(|u| u.bytes).unwrap_or(0.0);
+        if let Some(u) = reserved_unalloc.as_ref().filter(|u| {
+            u.bytes > 0.0
+                && (u.bytes >= want.bytes
+                    || total.as_ref().is_some_and(|t| u.bytes >= 0.2 * t.bytes)
+                    || u.bytes >= 0.2 * reserved)
+        }) {
+            causes.push(format!(
+                "{u} is reserved by PyTorch but unallocated: the caching allocator is fragmented; expandable segments let it reuse that memory."
+            ));
+            cmds.push(EXPANDABLE.into());
+        } else if free.as_ref().is_some_and(|f| f.bytes >= want.bytes) {
+            causes.push("More memory is free than was asked for, yet no single free block was large enough (fragmentation, or memory the driver reserves on Windows/WDDM).".into());
+            cmds.push(EXPANDABLE.into());
+        }
+    }
+}
+
+/// The processes, as "PID n (figure)".
+fn named(v: &[(String, Fig)]) -> String {
+    v.iter()
+        .map(|(pid, f)| format!("PID {pid} ({f})"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The figures of the other allocators' OOM texts, as printed: XLA's "RESOURCE_EXHAUSTED: Out of

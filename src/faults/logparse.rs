@@ -202,26 +202,7 @@ impl LogParser {
     /// The event a line completes, if any.
     pub fn feed(&mut self, line: &str) -> Option<LogEvent> {
         if let Some((client, module, waited)) = self.api.take() {
-            let client =
-                client.or_else(|| version_after(line, "has the version").map(str::to_string));
-            let module = module
-                .or_else(|| {
-                    let i = line.find("kernel module has")?;
-                    version_after(line.get(i..)?, "the version").map(str::to_string)
-                })
-                .or_else(|| {
-                    // "NVRM: the version 550.54.14.  Please make sure …" on its own line.
-                    let i = line.find("NVRM: the version")?;
-                    version_after(line.get(i..)?, "the version").map(str::to_string)
-                });
-            if module.is_some() || waited >= 2 {
-                return Some(LogEvent::ApiMismatch {
-                    client_version: client,
-                    module_version: module,
-                });
-            }
-            self.api = Some((client, module, waited + 1));
-            return None;
+            return self.api_mismatch_continued(line, client, module, waited);
         }
         // NVSwitch SXids first: "SXid (PCI:" also contains "Xid (PCI:".
         if line.contains("SXid (") {
@@ -270,32 +251,10 @@ impl LogParser {
             });
         }
         if let Some(i) = line.find("PCIe Bus Error: severity=") {
-            let r = line
-                .get(i + "PCIe Bus Error: severity=".len()..)
-                .unwrap_or("");
-            let severity = clean(r.split(',').next().unwrap_or(""));
-            // "pcieport 0000:00:01.0: …" or "nvidia 0000:17:00.0: …" before the message.
-            let device = line
-                .get(..i)
-                .unwrap_or("")
-                .split_whitespace()
-                .rev()
-                .find_map(|w| norm_bus_id(w.trim_end_matches(':')));
-            return Some(LogEvent::PcieAer { severity, device });
+            return Some(pcie_aer(line, i));
         }
-        // Event Viewer text pasted into `explain --log`: Display 4101 (the word before
-        // "successfully" varies: "has recovered" / "has successfully recovered") and nvlddmkm 153.
-        if let Some(i) = line.find("Display driver ") {
-            let r = line.get(i + "Display driver ".len()..).unwrap_or("");
-            if let Some((driver, _)) = r.split_once(" stopped responding and has") {
-                let driver = driver.trim();
-                return Some(LogEvent::DisplayDriverReset {
-                    device: (!driver.is_empty() && !driver.contains(' ')).then(|| clean(driver)),
-                });
-            }
-        }
-        if line.contains("TDR occurred on GPUID") {
-            return Some(LogEvent::DisplayDriverReset { device: None });
+        if let Some(e) = display_driver_reset(line) {
+            return Some(e);
         }
         if let Some(i) = line.find("Killed process ") {
             if line.contains("out of memory") || line.contains("Out of memory") {
@@ -331,6 +290,70 @@ impl LogParser {
         }
         crate::knowledge::kernel::match_line(line).map(|(e, _)| of_family(&e.id, line))
     }
+
+    /// The line after an API-mismatch line: it may carry the versions the first one lacked; the
+    /// event is complete with the module's version, or two lines on.
+    fn api_mismatch_continued(
+        &mut self,
+        line: &str,
+        client: Option<String>,
+        module: Option<String>,
+        waited: u8,
+    ) -> Option<LogEvent> {
+        let client = client.or_else(|| version_after(line, "has the version").map(str::to_string));
+        let module = module
+            .or_else(|| {
+                let i = line.find("kernel module has")?;
+                version_after(line.get(i..)?, "the version").map(str::to_string)
+            })
+            .or_else(|| {
+                // "NVRM: the version 550.54.14.  Please make sure …" on its own line.
+                let i = line.find("NVRM: the version")?;
+                version_after(line.get(i..)?, "the version").map(str::to_string)
+            });
+        if module.is_some() || waited >= 2 {
+            return Some(LogEvent::ApiMismatch {
+                client_version: client,
+                module_version: module,
+            });
+        }
+        self.api = Some((client, module, waited + 1));
+        None
+    }
+}
+
+/// A PCIe AER error at byte `i` of the line, with its severity and the device it names.
+fn pcie_aer(line: &str, i: usize) -> LogEvent {
+    let r = line
+        .get(i + "PCIe Bus Error: severity=".len()..)
+        .unwrap_or("");
+    let severity = clean(r.split(',').next().unwrap_or(""));
+    // "pcieport 0000:00:01.0: …" or "nvidia 0000:17:00.0: …" before the message.
+    let device = line
+        .get(..i)
+        .unwrap_or("")
+        .split_whitespace()
+        .rev()
+        .find_map(|w| norm_bus_id(w.trim_end_matches(':')));
+    LogEvent::PcieAer { severity, device }
+}
+
+/// Event Viewer text pasted into `explain --log`: Display 4101 (the word before "successfully"
+/// varies: "has recovered" / "has successfully recovered") and nvlddmkm 153.
+fn display_driver_reset(line: &str) -> Option<LogEvent> {
+    if let Some(i) = line.find("Display driver ") {
+        let r = line.get(i + "Display driver ".len()..).unwrap_or("");
+        if let Some((driver, _)) = r.split_once(" stopped responding and has") {
+            let driver = driver.trim();
+            return Some(LogEvent::DisplayDriverReset {
+                device: (!driver.is_empty() && !driver.contains(' ')).then(|| clean(driver)),
+            });
+        }
+    }
+    if line.contains("TDR occurred on GPUID") {
+        return Some(LogEvent::DisplayDriverReset { device: None });
+    }
+    None
 }
 
 /// Parses a whole text (tests, small logs).

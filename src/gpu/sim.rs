@@ -204,6 +204,76 @@ impl SimDevice {
         }
         old
     }
+
+    /// mem_check: compares each word with the pattern (the stuck bit shows at word 100), logs
+    /// the mismatches, and rewrites the next pattern when asked.
+    fn mem_check(&mut self, args: &[Arg], stuck: bool) -> Result<(), GpuCallError> {
+        let n = u64_of(args.get(1));
+        let (mode, a) = (u32_of(args.get(2)), u32_of(args.get(3)));
+        let max_log = u64::from(u32_of(args.get(5)));
+        let (tm, ta, rewrite) = (
+            u32_of(args.get(6)),
+            u32_of(args.get(7)),
+            u32_of(args.get(8)),
+        );
+        let mut bad: Vec<(u64, u32, u32)> = Vec::new();
+        {
+            let b = self.buf(args.first())?;
+            for i in 0..n as usize {
+                let e = pattern_value(mode, i as u64, a);
+                let got = Self::word(b, i);
+                if got != e {
+                    bad.push((i as u64, e, got));
+                }
+                if rewrite != 0 {
+                    let mut w = pattern_value(tm, i as u64, ta);
+                    if stuck && i == 100 {
+                        w ^= 0x8;
+                    }
+                    Self::set_word(b, i, w);
+                }
+            }
+        }
+        let errs = self.buf(args.get(4))?;
+        for (i, e, got) in bad {
+            Self::add_u64(errs, 0, 1);
+            let slot = Self::add_u64(errs, 8, 1);
+            if slot < max_log {
+                let at = 16 + slot as usize * 16;
+                if let Some(s) = errs.get_mut(at..at + 16) {
+                    s[..8].copy_from_slice(&i.to_le_bytes());
+                    s[8..].copy_from_slice(&((u64::from(e) << 32) | u64::from(got)).to_le_bytes());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// fma_burn: counts the threads whose result differs from the expected values (one class
+    /// of them wrong with the bad_fma fault).
+    fn fma_burn(&mut self, args: &[Arg], threads: u64) -> Result<(), GpuCallError> {
+        let iters = u32_of(args.get(2));
+        let want = match self.fma_cache.take() {
+            Some((i, v)) if i == iters => v,
+            _ => fma_burn_expected(iters),
+        };
+        self.fma_cache = Some((iters, want.clone()));
+        let expect = self.buf(args.first())?.clone();
+        let mut bad = 0u64;
+        for (c, w) in want.iter().enumerate() {
+            let class_threads = threads / 64 + u64::from((c as u64) < threads % 64);
+            let mut got = *w;
+            if self.faults.bad_fma && c == 5 {
+                got = f32::from_bits(got.to_bits() ^ 1);
+            }
+            if got.to_bits() != Self::word(&expect, c) {
+                bad += class_threads;
+            }
+        }
+        let errs = self.buf(args.get(1))?;
+        Self::add_u64(errs, 0, bad);
+        Ok(())
+    }
 }
 
 fn u32_of(a: Option<&Arg>) -> u32 {
@@ -335,48 +405,7 @@ impl Device for SimDevice {
                     Self::set_word(b, 100, w ^ 0x8);
                 }
             }
-            "mem_check" => {
-                let n = u64_of(args.get(1));
-                let (mode, a) = (u32_of(args.get(2)), u32_of(args.get(3)));
-                let max_log = u64::from(u32_of(args.get(5)));
-                let (tm, ta, rewrite) = (
-                    u32_of(args.get(6)),
-                    u32_of(args.get(7)),
-                    u32_of(args.get(8)),
-                );
-                let mut bad: Vec<(u64, u32, u32)> = Vec::new();
-                {
-                    let b = self.buf(args.first())?;
-                    for i in 0..n as usize {
-                        let e = pattern_value(mode, i as u64, a);
-                        let got = Self::word(b, i);
-                        if got != e {
-                            bad.push((i as u64, e, got));
-                        }
-                        if rewrite != 0 {
-                            let mut w = pattern_value(tm, i as u64, ta);
-                            if stuck && i == 100 {
-                                w ^= 0x8;
-                            }
-                            Self::set_word(b, i, w);
-                        }
-                    }
-                }
-                let errs = self.buf(args.get(4))?;
-                for (i, e, got) in bad {
-                    Self::add_u64(errs, 0, 1);
-                    let slot = Self::add_u64(errs, 8, 1);
-                    if slot < max_log {
-                        let at = 16 + slot as usize * 16;
-                        if let Some(s) = errs.get_mut(at..at + 16) {
-                            s[..8].copy_from_slice(&i.to_le_bytes());
-                            s[8..].copy_from_slice(
-                                &((u64::from(e) << 32) | u64::from(got)).to_le_bytes(),
-                            );
-                        }
-                    }
-                }
-            }
+            "mem_check" => self.mem_check(args, stuck)?,
             "mem_flip" => {
                 let (n, count, seed) = (
                     u64_of(args.get(1)),
@@ -389,29 +418,7 @@ impl Device for SimDevice {
                     Self::set_word(b, w as usize, v ^ (1 << bit));
                 }
             }
-            "fma_burn" => {
-                let iters = u32_of(args.get(2));
-                let want = match self.fma_cache.take() {
-                    Some((i, v)) if i == iters => v,
-                    _ => fma_burn_expected(iters),
-                };
-                self.fma_cache = Some((iters, want.clone()));
-                let expect = self.buf(args.first())?.clone();
-                let threads = u64::from(grid) * u64::from(block);
-                let mut bad = 0u64;
-                for (c, w) in want.iter().enumerate() {
-                    let class_threads = threads / 64 + u64::from((c as u64) < threads % 64);
-                    let mut got = *w;
-                    if self.faults.bad_fma && c == 5 {
-                        got = f32::from_bits(got.to_bits() ^ 1);
-                    }
-                    if got.to_bits() != Self::word(&expect, c) {
-                        bad += class_threads;
-                    }
-                }
-                let errs = self.buf(args.get(1))?;
-                Self::add_u64(errs, 0, bad);
-            }
+            "fma_burn" => self.fma_burn(args, u64::from(grid) * u64::from(block))?,
             "cmp_f32" => {
                 let n = u64_of(args.get(2)) as usize;
                 let tol = match args.get(3) {

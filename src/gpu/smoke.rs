@@ -140,40 +140,47 @@ pub fn run(backend: Arc<dyn Backend>, opts: &SmokeOptions) -> Probed<SmokeRun> {
         match outcome {
             Outcome::Done(true) => {}
             Outcome::Done(false) => continue, // not selected
-            Outcome::TimedOut | Outcome::Panicked(_) => {
-                let done: Vec<&str> = g.steps.iter().map(|s| s.name.as_str()).collect();
-                let stuck = STEPS
-                    .iter()
-                    .find(|s| !done.contains(s))
-                    .copied()
-                    .unwrap_or("cudnn");
-                let (status, message) = match outcome {
-                    Outcome::Panicked(p) => (StepStatus::Failed, format!("the CUDA library failed: {p}")),
-                    _ => (
-                        StepStatus::TimedOut,
-                        format!("did not finish within {} ms (--timeout); the GPU or the driver may be hung", took.as_millis()),
-                    ),
-                };
-                g.steps.push(SmokeStep {
-                    name: stuck.into(),
-                    status,
-                    millis: 0,
-                    detail: String::new(),
-                    error: Some(GpuCallError {
-                        call: stuck.into(),
-                        code: None,
-                        name: String::new(),
-                        message,
-                    }),
-                });
-                skip_rest(&mut g, stuck);
-                g.millis = ms(took);
-            }
+            unfinished => record_unfinished(&mut g, unfinished, took),
         }
         run.gpus.push(g);
     }
     run.millis = ms(start.elapsed());
     Probed::found(run)
+}
+
+/// A GPU whose steps did not finish (timed out, or the library panicked): the step it was in
+/// failed or timed out, and the rest skipped.
+fn record_unfinished(g: &mut SmokeGpu, outcome: Outcome<bool>, took: Duration) {
+    let done: Vec<&str> = g.steps.iter().map(|s| s.name.as_str()).collect();
+    let stuck = STEPS
+        .iter()
+        .find(|s| !done.contains(s))
+        .copied()
+        .unwrap_or("cudnn");
+    let (status, message) = match outcome {
+        Outcome::Panicked(p) => (StepStatus::Failed, format!("the CUDA library failed: {p}")),
+        _ => (
+            StepStatus::TimedOut,
+            format!(
+                "did not finish within {} ms (--timeout); the GPU or the driver may be hung",
+                took.as_millis()
+            ),
+        ),
+    };
+    g.steps.push(SmokeStep {
+        name: stuck.into(),
+        status,
+        millis: 0,
+        detail: String::new(),
+        error: Some(GpuCallError {
+            call: stuck.into(),
+            code: None,
+            name: String::new(),
+            message,
+        }),
+    });
+    skip_rest(g, stuck);
+    g.millis = ms(took);
 }
 
 fn ms(d: Duration) -> u64 {

@@ -299,17 +299,51 @@ pub fn run(
             .collect(),
         ..Default::default()
     };
+    let (count, blas) = match init_driver(&backend, start) {
+        Ok(found) => found,
+        Err(e) => {
+            run.error = Some(e);
+            return run;
+        }
+    };
+    let until = start + opts.duration;
+    let (tx, rx) = mpsc::channel::<Event>();
+    let workers: Vec<WorkerHandle> = (0..count)
+        .map(|ordinal| spawn_worker(&backend, opts, ordinal, until, blas, &tx))
+        .collect();
+    drop(tx);
+    let mut watches = watch_workers(opts, until, &workers, &rx, &mut monitor, on_event);
+    if opts.stop.load(Ordering::SeqCst) && run.interrupted_by.is_none() {
+        run.interrupted_by = Some("signal".into());
+    }
+    for (shared, _) in workers {
+        let Ok(mut g) = shared.lock().map(|g| g.clone()) else {
+            continue;
+        };
+        if let Some(i) = g.index {
+            attach_watch(&mut g, i, &mut watches, monitor.as_deref());
+        }
+        run.gpus.push(g);
+    }
+    // A GPU with neither a name nor a failure was not selected (--gpu) and never ran.
+    run.gpus.retain(|g| g.name.is_some() || g.failure.is_some());
+    run.seconds = start.elapsed().as_secs_f64();
+    run
+}
+
+/// One GPU's worker thread: its shared summary and whether it has finished.
+type WorkerHandle = (Arc<Mutex<StressGpu>>, Arc<AtomicBool>);
+
+/// Initialises the driver (at most 30 s): the number of GPUs and whether cuBLAS loads.
+fn init_driver(backend: &Arc<dyn Backend>, start: Instant) -> Result<(u32, bool), GpuCallError> {
     let b = backend.clone();
     let init = deadline::spawn("stress-init", move || {
         let v = b.init()?;
         Ok::<_, GpuCallError>((v, b.device_count()?, b.cublas().is_ok()))
     });
-    let (count, blas) = match init.wait(start + Duration::from_secs(30)) {
-        (deadline::Outcome::Done(Ok((_, n, blas))), _) => (n, blas),
-        (deadline::Outcome::Done(Err(e)), _) => {
-            run.error = Some(e);
-            return run;
-        }
+    match init.wait(start + Duration::from_secs(30)) {
+        (deadline::Outcome::Done(Ok((_, n, blas))), _) => Ok((n, blas)),
+        (deadline::Outcome::Done(Err(e)), _) => Err(e),
         (other, took) => {
             let message = match other {
                 deadline::Outcome::Panicked(p) => format!("the CUDA library failed: {p}"),
@@ -318,52 +352,67 @@ pub fn run(
                     took.as_millis()
                 ),
             };
-            run.error = Some(GpuCallError {
+            Err(GpuCallError {
                 call: "cuInit".into(),
                 message,
                 ..Default::default()
-            });
-            return run;
+            })
         }
-    };
-    let until = start + opts.duration;
-    let (tx, rx) = mpsc::channel::<Event>();
-    let mut workers = Vec::new();
-    for ordinal in 0..count {
-        let shared = Arc::new(Mutex::new(StressGpu {
-            ordinal,
-            ..Default::default()
-        }));
-        let (b, s, o, t) = (backend.clone(), shared.clone(), opts.clone(), tx.clone());
-        let done = Arc::new(AtomicBool::new(false));
-        let d = done.clone();
-        let _ = std::thread::Builder::new()
-            .name(format!("probe-stress-{ordinal}"))
-            .spawn(move || {
-                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    worker(b.as_ref(), ordinal, &s, &o, until, blas, &t)
-                }));
-                if let Err(p) = r {
-                    let msg = crate::probe::deadline::panic_message(p.as_ref());
-                    let error = GpuCallError {
-                        call: "stress".into(),
-                        message: format!("the CUDA library failed: {msg}"),
-                        ..Default::default()
-                    };
-                    if let Ok(mut g) = s.lock() {
-                        g.failure = Some(error.clone());
-                    }
-                    let _ = t.send(Event::Failed {
-                        gpu: ordinal,
-                        error,
-                    });
-                }
-                d.store(true, Ordering::SeqCst);
-            });
-        workers.push((shared, done));
     }
-    drop(tx);
-    // The caller's thread: events, the watch every second, and the end.
+}
+
+/// Starts the worker thread of GPU `ordinal`; a panic in it becomes the GPU's failure.
+fn spawn_worker(
+    backend: &Arc<dyn Backend>,
+    opts: &StressOptions,
+    ordinal: u32,
+    until: Instant,
+    blas: bool,
+    tx: &mpsc::Sender<Event>,
+) -> WorkerHandle {
+    let shared = Arc::new(Mutex::new(StressGpu {
+        ordinal,
+        ..Default::default()
+    }));
+    let (b, s, o, t) = (backend.clone(), shared.clone(), opts.clone(), tx.clone());
+    let done = Arc::new(AtomicBool::new(false));
+    let d = done.clone();
+    let _ = std::thread::Builder::new()
+        .name(format!("probe-stress-{ordinal}"))
+        .spawn(move || {
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                worker(b.as_ref(), ordinal, &s, &o, until, blas, &t)
+            }));
+            if let Err(p) = r {
+                let msg = crate::probe::deadline::panic_message(p.as_ref());
+                let error = GpuCallError {
+                    call: "stress".into(),
+                    message: format!("the CUDA library failed: {msg}"),
+                    ..Default::default()
+                };
+                if let Ok(mut g) = s.lock() {
+                    g.failure = Some(error.clone());
+                }
+                let _ = t.send(Event::Failed {
+                    gpu: ordinal,
+                    error,
+                });
+            }
+            d.store(true, Ordering::SeqCst);
+        });
+    (shared, done)
+}
+
+/// The caller's thread: events, the watch every second, and the end (every worker done, a
+/// stop, or a worker stuck past the grace). Each GPU's watch, by NVML index.
+fn watch_workers(
+    opts: &StressOptions,
+    until: Instant,
+    workers: &[WorkerHandle],
+    rx: &mpsc::Receiver<Event>,
+    monitor: &mut Option<Box<dyn Monitor>>,
+    on_event: &mut dyn FnMut(&Event),
+) -> BTreeMap<u32, StressWatch> {
     let mut bases: BTreeMap<u32, Sample> = BTreeMap::new();
     let mut watches: BTreeMap<u32, StressWatch> = BTreeMap::new();
     let mut next_sample = Instant::now();
@@ -395,65 +444,75 @@ pub fn run(
         if Instant::now() >= next_sample {
             next_sample += Duration::from_secs(1);
             if let Some(m) = monitor.as_mut() {
-                let indexes: Vec<u32> = workers
-                    .iter()
-                    .filter_map(|(s, _)| s.lock().ok().and_then(|g| g.index))
-                    .collect();
-                for i in indexes {
-                    if let Some(s) = m.sample(i) {
-                        let base = bases.entry(i).or_insert_with(|| s.clone()).clone();
-                        fold_sample(watches.entry(i).or_default(), &base, &s);
-                        on_event(&Event::Sample {
-                            gpu: i,
-                            temperature_c: s.temperature_c,
-                            power_w: s.power_w,
-                            sm_mhz: s.sm_mhz,
-                            clock_events: clock_names(s.clock_event_reasons),
-                        });
-                    }
-                }
-                for (i, xid) in m.xids(Duration::from_millis(10)) {
-                    watches.entry(i).or_default().xids.push(xid);
-                    on_event(&Event::Xid { gpu: i, xid });
-                }
+                sample_gpus(m.as_mut(), workers, &mut bases, &mut watches, on_event);
             }
         }
         if let Ok(e) = rx.recv_timeout(Duration::from_millis(100)) {
             on_event(&e);
         }
     }
-    if opts.stop.load(Ordering::SeqCst) && run.interrupted_by.is_none() {
-        run.interrupted_by = Some("signal".into());
-    }
-    for (shared, _) in workers {
-        let Ok(mut g) = shared.lock().map(|g| g.clone()) else {
-            continue;
-        };
-        if let Some(i) = g.index {
-            match watches.remove(&i) {
-                Some(w) => g.watch = w,
-                None if monitor.is_none() => {
-                    g.watch.unavailable = Some("NVML is not available: temperatures, clocks, ECC and Xid events were not watched".into())
-                }
-                None => {}
-            }
-            if let Some(why) = monitor.as_ref().and_then(|m| m.unavailable()) {
-                g.watch.unavailable = Some(crate::sanitize::clean_line(&why, 300));
-            }
-            if let Some(m) = monitor.as_ref() {
-                g.watch.xids_unwatched = m
-                    .unwatched()
-                    .into_iter()
-                    .find(|(u, _)| *u == i)
-                    .map(|(_, why)| crate::sanitize::clean_line(&why, 300));
-            }
+    watches
+}
+
+/// One sample of each running GPU (folded into its watch against the first one), and the Xid
+/// events since the last.
+fn sample_gpus(
+    m: &mut dyn Monitor,
+    workers: &[WorkerHandle],
+    bases: &mut BTreeMap<u32, Sample>,
+    watches: &mut BTreeMap<u32, StressWatch>,
+    on_event: &mut dyn FnMut(&Event),
+) {
+    let indexes: Vec<u32> = workers
+        .iter()
+        .filter_map(|(s, _)| s.lock().ok().and_then(|g| g.index))
+        .collect();
+    for i in indexes {
+        if let Some(s) = m.sample(i) {
+            let base = bases.entry(i).or_insert_with(|| s.clone()).clone();
+            fold_sample(watches.entry(i).or_default(), &base, &s);
+            on_event(&Event::Sample {
+                gpu: i,
+                temperature_c: s.temperature_c,
+                power_w: s.power_w,
+                sm_mhz: s.sm_mhz,
+                clock_events: clock_names(s.clock_event_reasons),
+            });
         }
-        run.gpus.push(g);
     }
-    // A GPU with neither a name nor a failure was not selected (--gpu) and never ran.
-    run.gpus.retain(|g| g.name.is_some() || g.failure.is_some());
-    run.seconds = start.elapsed().as_secs_f64();
-    run
+    for (i, xid) in m.xids(Duration::from_millis(10)) {
+        watches.entry(i).or_default().xids.push(xid);
+        on_event(&Event::Xid { gpu: i, xid });
+    }
+}
+
+/// Gives GPU `i`'s summary its watch, or says why it was not watched.
+fn attach_watch(
+    g: &mut StressGpu,
+    i: u32,
+    watches: &mut BTreeMap<u32, StressWatch>,
+    monitor: Option<&dyn Monitor>,
+) {
+    match watches.remove(&i) {
+        Some(w) => g.watch = w,
+        None if monitor.is_none() => {
+            g.watch.unavailable = Some(
+                "NVML is not available: temperatures, clocks, ECC and Xid events were not watched"
+                    .into(),
+            )
+        }
+        None => {}
+    }
+    if let Some(why) = monitor.and_then(|m| m.unavailable()) {
+        g.watch.unavailable = Some(crate::sanitize::clean_line(&why, 300));
+    }
+    if let Some(m) = monitor {
+        g.watch.xids_unwatched = m
+            .unwatched()
+            .into_iter()
+            .find(|(u, _)| *u == i)
+            .map(|(_, why)| crate::sanitize::clean_line(&why, 300));
+    }
 }
 
 /// Sends progress at most once a second.
@@ -572,6 +631,8 @@ fn read_u64s(dev: &mut dyn Device, b: Buf, n: usize) -> Result<Vec<u64>, GpuCall
         .collect())
 }
 
+/// One GPU's stress run: kernels loaded, the copy rate measured, buffers allocated, then rounds
+/// of the memory and compute tests until the time is up or the run is stopped.
 fn stress_device(
     dev: &mut dyn Device,
     gpu: u32,
@@ -581,27 +642,69 @@ fn stress_device(
     blas: bool,
     tx: &mpsc::Sender<Event>,
 ) -> Result<(), GpuCallError> {
-    dev.load_module(STRESS_PTX)?;
-    dev.load_module(SMOKE_PTX)?;
-    // Every kernel onto the GPU before the memory test takes the free memory: under lazy
-    // loading a kernel first used later would need memory that is no longer there.
-    dev.load_kernels(&KERNELS)?;
+    load_kernels(dev)?;
     let (free0, _total) = dev.mem_info()?;
     let sms = dev.info().multiprocessors.max(1);
-    let grid = sms * 8;
-    // The reference: device-to-device copy rate, measured here.
+    let run = DeviceRun {
+        gpu,
+        shared,
+        opts,
+        until,
+        tx,
+        grid: sms * 8,
+    };
+    measure_copy_rate(dev, &run, free0)?;
+    let plan = allocate_plan(dev, &run, free0, blas)?;
+    announce_start(dev, &run, free0, &plan);
+    stress_rounds(dev, &run, &plan)
+}
+
+/// What every step of one GPU's stress run reads: the GPU's index, its shared summary, the
+/// options, the end time, the event channel and the launch grid (8 blocks per multiprocessor).
+struct DeviceRun<'a> {
+    gpu: u32,
+    shared: &'a Mutex<StressGpu>,
+    opts: &'a StressOptions,
+    until: Instant,
+    tx: &'a mpsc::Sender<Event>,
+    grid: u32,
+}
+
+/// Both modules, then every kernel onto the GPU before the memory test takes the free memory:
+/// under lazy loading a kernel first used later would need memory that is no longer there.
+fn load_kernels(dev: &mut dyn Device) -> Result<(), GpuCallError> {
+    dev.load_module(STRESS_PTX)?;
+    dev.load_module(SMOKE_PTX)?;
+    dev.load_kernels(&KERNELS)
+}
+
+/// The reference: device-to-device copy rate, measured here.
+fn measure_copy_rate(
+    dev: &mut dyn Device,
+    run: &DeviceRun,
+    free0: u64,
+) -> Result<(), GpuCallError> {
     let copy_bytes = ((free0 / 16) as usize).clamp(1 << 20, 256 << 20) & !15;
     let (s, d) = (dev.alloc(copy_bytes)?, dev.alloc(copy_bytes)?);
     let mut best = f64::INFINITY;
     for _ in 0..4 {
         let args = [Arg::Ptr(d), Arg::Ptr(s), Arg::U64((copy_bytes / 16) as u64)];
-        best = best.min(dev.launch("copy_v4", grid, 256, &args)?);
+        best = best.min(dev.launch("copy_v4", run.grid, 256, &args)?);
     }
     dev.free(s)?;
     dev.free(d)?;
     let copy_gbps = super::cuda::rate_gbps(2.0 * copy_bytes as f64, best);
-    update(shared, |g| g.copy_gbps = Some(super::round2(copy_gbps)));
-    // Compute buffers first (small), then memory chunks up to the fraction of free memory.
+    update(run.shared, |g| g.copy_gbps = Some(super::round2(copy_gbps)));
+    Ok(())
+}
+
+/// Compute buffers first (small), then memory chunks up to the fraction of free memory.
+fn allocate_plan(
+    dev: &mut dyn Device,
+    run: &DeviceRun,
+    free0: u64,
+    blas: bool,
+) -> Result<Plan, GpuCallError> {
     let expect = fma_burn_expected(FMA_ITERS);
     let fma_expect = dev.alloc(64 * 4)?;
     dev.upload(
@@ -615,297 +718,210 @@ fn stress_device(
     zero(dev, fma_errs)?;
     let errs = dev.alloc(16 + 16 * MAX_LOG as usize)?;
     zero(dev, errs)?;
-    let mut gemms = Vec::new();
-    if opts.compute && blas {
-        // 4096^3 keeps a GPU busy for milliseconds per GEMM while its four buffers of each type
-        // stay under 1 % of an 80 GB GPU's memory (the pattern test wants the rest).
-        // Smaller on a GPU with little free memory (and the simulated one, whose GEMMs run on
-        // the CPU: 64³ keeps its memory rounds coming within a second).
-        let n: u32 = if free0 >= 4 << 30 {
-            4096
-        } else if free0 >= 64 << 20 {
-            256
-        } else {
-            64
-        };
-        let nn = n as usize * n as usize;
-        // Inputs k/256 (k < 256): exact in f32, f16 and bf16, so every type sees the same values.
-        let mut seed = 0x1234_5678u32;
-        let mut next = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 17;
-            seed ^= seed << 5;
-            (seed & 0xFF) as f32 / 256.0
-        };
-        let av: Vec<f32> = (0..nn).map(|_| next()).collect();
-        let bv: Vec<f32> = (0..nn).map(|_| next()).collect();
-        for ty in GemmType::ALL {
-            let (a, b) = (dev.alloc(nn * ty.bytes())?, dev.alloc(nn * ty.bytes())?);
-            let (c0, c1) = (dev.alloc(nn * 4)?, dev.alloc(nn * 4)?);
-            dev.upload(a, &ty.encode(&av))?;
-            dev.upload(b, &ty.encode(&bv))?;
-            // The timed runs also leave the reference result in C0.
-            match dev.gemm(ty, (n, n, n), a, b, c0, 2) {
-                Ok(ms) => {
-                    let gf = (2.0 * f64::from(n).powi(3) / (ms / 1000.0) / 1e9).round();
-                    update(shared, |g| {
-                        g.gemm_types.push(ty.name().to_string());
-                        match ty {
-                            GemmType::F32 => g.sgemm_gflops = Some(gf),
-                            GemmType::F16 => g.hgemm_gflops = Some(gf),
-                            GemmType::Bf16 => g.bf16_gflops = Some(gf),
-                        }
-                    });
-                    gemms.push(GemmSet {
-                        ty,
-                        n,
-                        a,
-                        b,
-                        c0,
-                        c1,
-                    });
-                }
-                // CUBLAS_STATUS_NOT_SUPPORTED (15): bf16 before Ampere, for one;
-                // CUBLAS_STATUS_ARCH_MISMATCH (8): GemmEx with fp16 on sm_52 and older.
-                Err(e)
-                    if matches!(e.code, Some(15) | Some(8))
-                        && e.call.starts_with("cublas")
-                        && ty != GemmType::F32 =>
-                {
-                    for x in [a, b, c0, c1] {
-                        dev.free(x)?;
-                    }
-                    update(shared, |g| {
-                        g.gemm_skipped.push(format!(
-                            "{}: not supported on this GPU ({})",
-                            ty.name(),
-                            e.name
-                        ))
-                    });
-                }
-                Err(e) => return Err(e),
-            }
-        }
-    }
-    let mut chunks = Vec::new();
-    if opts.memory {
-        let fraction = memory_fraction_for(opts.memory_fraction, opts.wddm.contains(&gpu));
-        let target = (free0 as f64 * fraction) as u64;
+    let gemms = if run.opts.compute && blas {
+        allocate_gemms(dev, run.shared, free0)?
+    } else {
+        Vec::new()
+    };
+    let chunks = if run.opts.memory {
         let mut have: u64 = chunks_bytes(&[fma_expect, fma_errs, errs]);
         for g in &gemms {
             have += chunks_bytes(&[g.a, g.b, g.c0, g.c1]);
         }
-        let mut chunk: u64 = 1 << 30;
-        // Chunks of 1 GiB, halved on out-of-memory down to 1 MiB (cuda_memtest shrinks its
-        // request the same way, anchors.md section 3).
-        while have < target && chunk >= 1 << 20 {
-            let want = chunk.min(target - have) & !15;
-            if want < 1 << 20 {
-                break;
-            }
-            match dev.alloc(want as usize) {
-                Ok(b) => {
-                    have += want;
-                    chunks.push(b);
-                }
-                Err(e) if e.code == Some(2) => chunk /= 2,
-                Err(e) => return Err(e),
-            }
-        }
-    }
-    let tested: u64 = chunks_bytes(&chunks);
-    update(shared, |g| {
-        g.free_bytes = free0;
-        g.tested_bytes = tested;
-    });
-    let _ = tx.send(Event::Start {
-        gpu,
-        name: dev.info().name.clone(),
-        free_bytes: free0,
-        tested_bytes: tested,
-        seconds: opts.duration.as_secs_f64(),
-    });
-    let plan = Plan {
+        allocate_memory_chunks(dev, run, free0, have)?
+    } else {
+        Vec::new()
+    };
+    Ok(Plan {
         chunks,
         errs,
         fma_expect,
         fma_errs,
         gemms,
+    })
+}
+
+/// The GEMM buffers of each type the GPU supports, with a first timed run that leaves the
+/// reference result in C0 and records the type's rate.
+fn allocate_gemms(
+    dev: &mut dyn Device,
+    shared: &Mutex<StressGpu>,
+    free0: u64,
+) -> Result<Vec<GemmSet>, GpuCallError> {
+    // 4096^3 keeps a GPU busy for milliseconds per GEMM while its four buffers of each type
+    // stay under 1 % of an 80 GB GPU's memory (the pattern test wants the rest).
+    // Smaller on a GPU with little free memory (and the simulated one, whose GEMMs run on
+    // the CPU: 64³ keeps its memory rounds coming within a second).
+    let n: u32 = if free0 >= 4 << 30 {
+        4096
+    } else if free0 >= 64 << 20 {
+        256
+    } else {
+        64
     };
+    let nn = n as usize * n as usize;
+    let (av, bv) = gemm_inputs(nn);
+    let mut gemms = Vec::new();
+    for ty in GemmType::ALL {
+        let (a, b) = (dev.alloc(nn * ty.bytes())?, dev.alloc(nn * ty.bytes())?);
+        let (c0, c1) = (dev.alloc(nn * 4)?, dev.alloc(nn * 4)?);
+        dev.upload(a, &ty.encode(&av))?;
+        dev.upload(b, &ty.encode(&bv))?;
+        // The timed runs also leave the reference result in C0.
+        match dev.gemm(ty, (n, n, n), a, b, c0, 2) {
+            Ok(ms) => {
+                let gf = (2.0 * f64::from(n).powi(3) / (ms / 1000.0) / 1e9).round();
+                update(shared, |g| {
+                    g.gemm_types.push(ty.name().to_string());
+                    match ty {
+                        GemmType::F32 => g.sgemm_gflops = Some(gf),
+                        GemmType::F16 => g.hgemm_gflops = Some(gf),
+                        GemmType::Bf16 => g.bf16_gflops = Some(gf),
+                    }
+                });
+                gemms.push(GemmSet {
+                    ty,
+                    n,
+                    a,
+                    b,
+                    c0,
+                    c1,
+                });
+            }
+            // CUBLAS_STATUS_NOT_SUPPORTED (15): bf16 before Ampere, for one;
+            // CUBLAS_STATUS_ARCH_MISMATCH (8): GemmEx with fp16 on sm_52 and older.
+            Err(e)
+                if matches!(e.code, Some(15) | Some(8))
+                    && e.call.starts_with("cublas")
+                    && ty != GemmType::F32 =>
+            {
+                for x in [a, b, c0, c1] {
+                    dev.free(x)?;
+                }
+                update(shared, |g| {
+                    g.gemm_skipped.push(format!(
+                        "{}: not supported on this GPU ({})",
+                        ty.name(),
+                        e.name
+                    ))
+                });
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(gemms)
+}
+
+/// The GEMM inputs A and B of `nn` values each: k/256 (k < 256), exact in f32, f16 and bf16, so
+/// every type sees the same values.
+fn gemm_inputs(nn: usize) -> (Vec<f32>, Vec<f32>) {
+    let mut seed = 0x1234_5678u32;
+    let mut next = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 17;
+        seed ^= seed << 5;
+        (seed & 0xFF) as f32 / 256.0
+    };
+    let av: Vec<f32> = (0..nn).map(|_| next()).collect();
+    let bv: Vec<f32> = (0..nn).map(|_| next()).collect();
+    (av, bv)
+}
+
+/// Memory chunks for the pattern test, until `have` bytes (the compute buffers' to begin with)
+/// reach the option's fraction of the free memory.
+fn allocate_memory_chunks(
+    dev: &mut dyn Device,
+    run: &DeviceRun,
+    free0: u64,
+    mut have: u64,
+) -> Result<Vec<Buf>, GpuCallError> {
+    let fraction = memory_fraction_for(run.opts.memory_fraction, run.opts.wddm.contains(&run.gpu));
+    let target = (free0 as f64 * fraction) as u64;
+    let mut chunks = Vec::new();
+    let mut chunk: u64 = 1 << 30;
+    // Chunks of 1 GiB, halved on out-of-memory down to 1 MiB (cuda_memtest shrinks its
+    // request the same way, anchors.md section 3).
+    while have < target && chunk >= 1 << 20 {
+        let want = chunk.min(target - have) & !15;
+        if want < 1 << 20 {
+            break;
+        }
+        match dev.alloc(want as usize) {
+            Ok(b) => {
+                have += want;
+                chunks.push(b);
+            }
+            Err(e) if e.code == Some(2) => chunk /= 2,
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(chunks)
+}
+
+/// Records the free and tested memory and tells the watcher the run has started.
+fn announce_start(dev: &mut dyn Device, run: &DeviceRun, free0: u64, plan: &Plan) {
+    let tested: u64 = chunks_bytes(&plan.chunks);
+    update(run.shared, |g| {
+        g.free_bytes = free0;
+        g.tested_bytes = tested;
+    });
+    let _ = run.tx.send(Event::Start {
+        gpu: run.gpu,
+        name: dev.info().name.clone(),
+        free_bytes: free0,
+        tested_bytes: tested,
+        seconds: run.opts.duration.as_secs_f64(),
+    });
+}
+
+/// Where the memory test is: its round and the step in it, fault injection's flips not yet
+/// found, how many errors are kept, and its traffic so far.
+struct MemoryPass {
+    round: u64,
+    step_i: usize,
+    steps: Vec<(&'static str, MemStep)>,
+    injected: Vec<(u64, u32)>,
+    kept: usize,
+    bytes: f64,
+    ms: f64,
+}
+
+/// The compute test's work so far: floating-point operations and kernel time.
+#[derive(Default)]
+struct ComputeTotals {
+    flops: f64,
+    ms: f64,
+}
+
+/// Alternates one memory step over every chunk and one compute launch (with a check of every
+/// GEMM type) until the time is up or the run is stopped, reporting progress after each.
+fn stress_rounds(dev: &mut dyn Device, run: &DeviceRun, plan: &Plan) -> Result<(), GpuCallError> {
+    let (opts, shared) = (run.opts, run.shared);
     let mut rep = Reporter {
-        tx,
-        gpu,
+        tx: run.tx,
+        gpu: run.gpu,
         started: Instant::now(),
         last: Instant::now(),
     };
-    let (mut mem_bytes, mut mem_ms) = (0f64, 0f64);
-    let (mut flops, mut fma_ms) = (0f64, 0f64);
-    let mut round: u64 = 0;
-    let mut step_i = 0usize;
-    let mut steps = round_steps(0);
-    let mut injected: Vec<(u64, u32)> = Vec::new();
-    let mut kept = 0usize;
-    while !stopped(opts, until) {
+    let mut mem = MemoryPass {
+        round: 0,
+        step_i: 0,
+        steps: round_steps(0),
+        injected: Vec::new(),
+        kept: 0,
+        bytes: 0.0,
+        ms: 0.0,
+    };
+    let mut compute = ComputeTotals::default();
+    while !stopped(opts, run.until) {
         if opts.memory && !plan.chunks.is_empty() {
-            let Some((pattern, step)) = steps.get(step_i).copied() else {
+            let Some((pattern, step)) = mem.steps.get(mem.step_i).copied() else {
                 break;
             };
-            for (ci, c) in plan.chunks.iter().enumerate() {
-                let words = (c.bytes / 4) as u64;
-                let ms = match step {
-                    MemStep::Fill { mode, a } => dev.launch(
-                        "mem_fill",
-                        grid * 4,
-                        256,
-                        &[Arg::Ptr(*c), Arg::U64(words), Arg::U32(mode), Arg::U32(a)],
-                    )?,
-                    MemStep::Check { mode, a, then } => {
-                        let (tm, ta) = then.unwrap_or((0, 0));
-                        dev.launch(
-                            "mem_check",
-                            grid * 4,
-                            256,
-                            &[
-                                Arg::Ptr(*c),
-                                Arg::U64(words),
-                                Arg::U32(mode),
-                                Arg::U32(a),
-                                Arg::Ptr(plan.errs),
-                                Arg::U32(MAX_LOG),
-                                Arg::U32(tm),
-                                Arg::U32(ta),
-                                Arg::U32(u32::from(then.is_some())),
-                            ],
-                        )?
-                    }
-                };
-                mem_ms += ms;
-                mem_bytes += traffic(&step) * c.bytes as f64;
-                if round == 0 && step_i == 0 && ci == 0 && opts.inject_faults > 0 {
-                    let n = opts.inject_faults.min(MAX_LOG);
-                    dev.launch(
-                        "mem_flip",
-                        n.div_ceil(256),
-                        256,
-                        &[Arg::Ptr(*c), Arg::U64(words), Arg::U32(n), Arg::U32(12345)],
-                    )?;
-                    injected = injected_flips(words, n, 12345);
-                    update(shared, |g| g.injected_flips = injected.len() as u64);
-                }
-                if let MemStep::Check { .. } = step {
-                    let head = read_u64s(dev, plan.errs, 2)?;
-                    let count = head.first().copied().unwrap_or(0);
-                    if count > 0 {
-                        let logged =
-                            head.get(1).copied().unwrap_or(0).min(u64::from(MAX_LOG)) as usize;
-                        let all = read_u64s(dev, plan.errs, 2 + 2 * logged)?;
-                        let errors: Vec<MemoryError> = all
-                            .get(2..)
-                            .unwrap_or(&[])
-                            .chunks_exact(2)
-                            .map(|p| {
-                                let (e, a) = ((p[1] >> 32) as u32, p[1] as u32);
-                                MemoryError {
-                                    chunk: ci as u32,
-                                    chunk_bytes: c.bytes as u64,
-                                    offset: p[0] * 4,
-                                    expected: e,
-                                    actual: a,
-                                    flipped_bits: e ^ a,
-                                    pattern: pattern.to_string(),
-                                }
-                            })
-                            .collect();
-                        if ci == 0 && !injected.is_empty() {
-                            let found = injected
-                                .iter()
-                                .filter(|(w, bit)| {
-                                    errors
-                                        .iter()
-                                        .any(|e| e.offset == w * 4 && e.flipped_bits == 1 << bit)
-                                })
-                                .count() as u64;
-                            update(shared, |g| g.injected_found += found);
-                            injected.clear();
-                        }
-                        let first: Vec<MemoryError> = errors.iter().take(8).cloned().collect();
-                        update(shared, |g| {
-                            g.memory_errors += count;
-                            for e in errors.iter().take(KEEP_ERRORS.saturating_sub(kept)) {
-                                g.first_memory_errors.push(e.clone());
-                            }
-                        });
-                        kept = (kept + errors.len()).min(KEEP_ERRORS);
-                        let _ = tx.send(Event::MemoryErrors {
-                            gpu,
-                            pattern: pattern.into(),
-                            count,
-                            first,
-                        });
-                        zero(dev, plan.errs)?;
-                    }
-                }
-                if stopped(opts, until) {
-                    break;
-                }
-            }
-            step_i += 1;
-            if step_i >= steps.len() {
-                step_i = 0;
-                round += 1;
-                steps = round_steps(round);
-                update(shared, |g| g.memory_rounds = round);
-            }
-            if mem_ms > 0.0 {
-                let r = super::round2(super::cuda::rate_gbps(mem_bytes, mem_ms));
-                update(shared, |g| g.memory_gbps = Some(r));
-            }
+            memory_step(dev, run, plan, &mut mem, pattern, step)?;
         }
-        if opts.compute && !stopped(opts, until) {
-            let ms = dev.launch(
-                "fma_burn",
-                grid,
-                256,
-                &[
-                    Arg::Ptr(plan.fma_expect),
-                    Arg::Ptr(plan.fma_errs),
-                    Arg::U32(FMA_ITERS),
-                ],
-            )?;
-            fma_ms += ms;
-            flops += f64::from(grid) * 256.0 * f64::from(FMA_ITERS & !3) * FMA_FLOPS_PER_STEP;
-            let bad = take_errors(dev, plan.fma_errs, gpu, "fma", tx)?;
-            let gf = if fma_ms > 0.0 {
-                Some((flops / (fma_ms / 1000.0) / 1e9).round())
-            } else {
-                None
-            };
-            update(shared, |g| {
-                g.compute_launches += 1;
-                g.compute_errors += bad;
-                g.fma_gflops = gf;
-            });
-            for g in &plan.gemms {
-                let n = g.n;
-                dev.gemm(g.ty, (n, n, n), g.a, g.b, g.c1, 0)?;
-                dev.launch(
-                    "cmp_f32",
-                    grid * 4,
-                    256,
-                    &[
-                        Arg::Ptr(g.c0),
-                        Arg::Ptr(g.c1),
-                        Arg::U64(u64::from(n) * u64::from(n)),
-                        Arg::F32(GEMM_TOLERANCE),
-                        Arg::Ptr(plan.fma_errs),
-                    ],
-                )?;
-                let bad = take_errors(dev, plan.fma_errs, gpu, g.ty.name(), tx)?;
-                update(shared, |s| {
-                    s.gemm_launches += 1;
-                    s.gemm_errors += bad;
-                });
-            }
+        if opts.compute && !stopped(opts, run.until) {
+            compute_step(dev, run, plan, &mut compute)?;
         }
         if !opts.memory && !opts.compute {
             break;
@@ -913,6 +929,214 @@ fn stress_device(
         rep.progress(shared, false);
     }
     rep.progress(shared, true);
+    Ok(())
+}
+
+/// One step of the pattern test on every chunk (fill, or check and count errors), then the
+/// next step, the next round after the last.
+fn memory_step(
+    dev: &mut dyn Device,
+    run: &DeviceRun,
+    plan: &Plan,
+    mem: &mut MemoryPass,
+    pattern: &'static str,
+    step: MemStep,
+) -> Result<(), GpuCallError> {
+    for (ci, c) in plan.chunks.iter().enumerate() {
+        let words = (c.bytes / 4) as u64;
+        let ms = launch_memory_step(dev, run, plan, *c, step)?;
+        mem.ms += ms;
+        mem.bytes += traffic(&step) * c.bytes as f64;
+        if mem.round == 0 && mem.step_i == 0 && ci == 0 && run.opts.inject_faults > 0 {
+            let n = run.opts.inject_faults.min(MAX_LOG);
+            dev.launch(
+                "mem_flip",
+                n.div_ceil(256),
+                256,
+                &[Arg::Ptr(*c), Arg::U64(words), Arg::U32(n), Arg::U32(12345)],
+            )?;
+            mem.injected = injected_flips(words, n, 12345);
+            let flips = mem.injected.len() as u64;
+            update(run.shared, |g| g.injected_flips = flips);
+        }
+        if let MemStep::Check { .. } = step {
+            collect_memory_errors(dev, run, plan.errs, mem, (ci, *c), pattern)?;
+        }
+        if stopped(run.opts, run.until) {
+            break;
+        }
+    }
+    mem.step_i += 1;
+    if mem.step_i >= mem.steps.len() {
+        mem.step_i = 0;
+        mem.round += 1;
+        mem.steps = round_steps(mem.round);
+        let round = mem.round;
+        update(run.shared, |g| g.memory_rounds = round);
+    }
+    if mem.ms > 0.0 {
+        let r = super::round2(super::cuda::rate_gbps(mem.bytes, mem.ms));
+        update(run.shared, |g| g.memory_gbps = Some(r));
+    }
+    Ok(())
+}
+
+/// Launches a fill or a check of chunk `c`; the kernel's time in milliseconds.
+fn launch_memory_step(
+    dev: &mut dyn Device,
+    run: &DeviceRun,
+    plan: &Plan,
+    c: Buf,
+    step: MemStep,
+) -> Result<f64, GpuCallError> {
+    let words = (c.bytes / 4) as u64;
+    match step {
+        MemStep::Fill { mode, a } => dev.launch(
+            "mem_fill",
+            run.grid * 4,
+            256,
+            &[Arg::Ptr(c), Arg::U64(words), Arg::U32(mode), Arg::U32(a)],
+        ),
+        MemStep::Check { mode, a, then } => {
+            let (tm, ta) = then.unwrap_or((0, 0));
+            dev.launch(
+                "mem_check",
+                run.grid * 4,
+                256,
+                &[
+                    Arg::Ptr(c),
+                    Arg::U64(words),
+                    Arg::U32(mode),
+                    Arg::U32(a),
+                    Arg::Ptr(plan.errs),
+                    Arg::U32(MAX_LOG),
+                    Arg::U32(tm),
+                    Arg::U32(ta),
+                    Arg::U32(u32::from(then.is_some())),
+                ],
+            )
+        }
+    }
+}
+
+/// After a check of chunk `ci`: reads the error log, counts the injected flips found, keeps the
+/// first errors, tells the watcher, and clears the log.
+fn collect_memory_errors(
+    dev: &mut dyn Device,
+    run: &DeviceRun,
+    errs: Buf,
+    mem: &mut MemoryPass,
+    (ci, c): (usize, Buf),
+    pattern: &'static str,
+) -> Result<(), GpuCallError> {
+    let head = read_u64s(dev, errs, 2)?;
+    let count = head.first().copied().unwrap_or(0);
+    if count == 0 {
+        return Ok(());
+    }
+    let logged = head.get(1).copied().unwrap_or(0).min(u64::from(MAX_LOG)) as usize;
+    let all = read_u64s(dev, errs, 2 + 2 * logged)?;
+    let errors: Vec<MemoryError> = all
+        .get(2..)
+        .unwrap_or(&[])
+        .chunks_exact(2)
+        .map(|p| {
+            let (e, a) = ((p[1] >> 32) as u32, p[1] as u32);
+            MemoryError {
+                chunk: ci as u32,
+                chunk_bytes: c.bytes as u64,
+                offset: p[0] * 4,
+                expected: e,
+                actual: a,
+                flipped_bits: e ^ a,
+                pattern: pattern.to_string(),
+            }
+        })
+        .collect();
+    if ci == 0 && !mem.injected.is_empty() {
+        let found = mem
+            .injected
+            .iter()
+            .filter(|(w, bit)| {
+                errors
+                    .iter()
+                    .any(|e| e.offset == w * 4 && e.flipped_bits == 1 << bit)
+            })
+            .count() as u64;
+        update(run.shared, |g| g.injected_found += found);
+        mem.injected.clear();
+    }
+    let first: Vec<MemoryError> = errors.iter().take(8).cloned().collect();
+    let kept = mem.kept;
+    update(run.shared, |g| {
+        g.memory_errors += count;
+        for e in errors.iter().take(KEEP_ERRORS.saturating_sub(kept)) {
+            g.first_memory_errors.push(e.clone());
+        }
+    });
+    mem.kept = (kept + errors.len()).min(KEEP_ERRORS);
+    let _ = run.tx.send(Event::MemoryErrors {
+        gpu: run.gpu,
+        pattern: pattern.into(),
+        count,
+        first,
+    });
+    zero(dev, errs)
+}
+
+/// One FMA burn launch checked against the host's expected values, then one GEMM of each type
+/// compared with its first result.
+fn compute_step(
+    dev: &mut dyn Device,
+    run: &DeviceRun,
+    plan: &Plan,
+    totals: &mut ComputeTotals,
+) -> Result<(), GpuCallError> {
+    let (grid, gpu) = (run.grid, run.gpu);
+    let ms = dev.launch(
+        "fma_burn",
+        grid,
+        256,
+        &[
+            Arg::Ptr(plan.fma_expect),
+            Arg::Ptr(plan.fma_errs),
+            Arg::U32(FMA_ITERS),
+        ],
+    )?;
+    totals.ms += ms;
+    totals.flops += f64::from(grid) * 256.0 * f64::from(FMA_ITERS & !3) * FMA_FLOPS_PER_STEP;
+    let bad = take_errors(dev, plan.fma_errs, gpu, "fma", run.tx)?;
+    let gf = if totals.ms > 0.0 {
+        Some((totals.flops / (totals.ms / 1000.0) / 1e9).round())
+    } else {
+        None
+    };
+    update(run.shared, |g| {
+        g.compute_launches += 1;
+        g.compute_errors += bad;
+        g.fma_gflops = gf;
+    });
+    for g in &plan.gemms {
+        let n = g.n;
+        dev.gemm(g.ty, (n, n, n), g.a, g.b, g.c1, 0)?;
+        dev.launch(
+            "cmp_f32",
+            grid * 4,
+            256,
+            &[
+                Arg::Ptr(g.c0),
+                Arg::Ptr(g.c1),
+                Arg::U64(u64::from(n) * u64::from(n)),
+                Arg::F32(GEMM_TOLERANCE),
+                Arg::Ptr(plan.fma_errs),
+            ],
+        )?;
+        let bad = take_errors(dev, plan.fma_errs, gpu, g.ty.name(), run.tx)?;
+        update(run.shared, |s| {
+            s.gemm_launches += 1;
+            s.gemm_errors += bad;
+        });
+    }
     Ok(())
 }
 

@@ -123,6 +123,37 @@ struct Hit {
 }
 
 pub fn probe(src: &Sources, envs: &[PythonEnv], limit: Deadline) -> Found {
+    let mut hits = search_path_hits(src);
+    let toolkits = toolkits(src, limit);
+    scan_toolkits(src, &toolkits, &mut hits);
+    scan_installs(src, envs, &mut hits);
+    let libcuda_files = libcuda_files(&hits);
+    let (order, groups) = group_by_real_file(&hits);
+    let answers = ask_versions(src, &order, &groups, limit);
+    let mut runtimes = Vec::new();
+    let mut cudnn = Vec::new();
+    for (real, answer) in order.iter().zip(answers) {
+        let Some(group) = groups.get(real) else {
+            continue;
+        };
+        let Some(first) = group.first() else { continue };
+        let found = FoundLibrary::new(real, group);
+        match first.which {
+            Which::Cudart => runtimes.push(cuda_runtime(found, &answer, envs, &toolkits)),
+            Which::Cudnn => cudnn.push(cudnn_library(found, &answer, envs)),
+            Which::Cuda => {}
+        }
+    }
+    Found {
+        runtimes,
+        cudnn,
+        libcuda_files,
+        toolkits,
+    }
+}
+
+/// The libraries on the search path: LD_LIBRARY_PATH (PATH on Windows), then ld.so.cache.
+fn search_path_hits(src: &Sources) -> Vec<Hit> {
     let mut hits: Vec<Hit> = Vec::new();
     let mut dirs: Vec<(PathBuf, String, bool)> = Vec::new();
     if let Some(ld) = &src.ld_library_path {
@@ -160,8 +191,12 @@ pub fn probe(src: &Sources, envs: &[PythonEnv], limit: Deadline) -> Found {
             }
         }
     }
-    let toolkits = toolkits(src, limit);
-    for t in &toolkits {
+    hits
+}
+
+/// The libraries of each toolkit (and its stubs), which programs find only if told to.
+fn scan_toolkits(src: &Sources, toolkits: &[CudaToolkit], hits: &mut Vec<Hit>) {
+    for t in toolkits {
         let root = Path::new(&t.root);
         let mut lib_dirs = if src.windows {
             // CUDA 13 moved the DLLs to bin\x64.
@@ -175,30 +210,34 @@ pub fn probe(src: &Sources, envs: &[PythonEnv], limit: Deadline) -> Found {
             }
         }
         for d in lib_dirs {
-            scan_dir(&d, &format!("toolkit {}", t.root), false, &mut hits);
+            scan_dir(&d, &format!("toolkit {}", t.root), false, hits);
             scan_dir(
                 &d.join("stubs"),
                 &format!("toolkit {} stubs", t.root),
                 false,
-                &mut hits,
+                hits,
             );
         }
     }
+}
+
+/// The libraries that conda, cuDNN's Windows installer, pip's nvidia-* wheels and torch bring.
+fn scan_installs(src: &Sources, envs: &[PythonEnv], hits: &mut Vec<Hit>) {
     if let Some(c) = &src.conda_prefix {
-        scan_dir(&Path::new(c).join("lib"), "conda", false, &mut hits);
+        scan_dir(&Path::new(c).join("lib"), "conda", false, hits);
         if src.windows {
             scan_dir(
                 &Path::new(c).join("Library").join("bin"),
                 "conda",
                 false,
-                &mut hits,
+                hits,
             );
         }
     }
     if src.windows {
         for d in cudnn_install_dirs(src.program_files.as_deref()) {
             let origin = format!("cuDNN {}", d.display());
-            scan_dir(&d, &origin, false, &mut hits);
+            scan_dir(&d, &origin, false, hits);
         }
     }
     for env in envs {
@@ -210,12 +249,7 @@ pub fn probe(src: &Sources, envs: &[PythonEnv], limit: Deadline) -> Found {
                 for sub in subs {
                     // Linux wheels keep their libraries in lib/, Windows wheels in bin/.
                     for d in ["lib", "bin"] {
-                        scan_dir(
-                            &sub.join(d),
-                            &format!("pip {}", env.prefix),
-                            false,
-                            &mut hits,
-                        );
+                        scan_dir(&sub.join(d), &format!("pip {}", env.prefix), false, hits);
                     }
                 }
             }
@@ -223,23 +257,26 @@ pub fn probe(src: &Sources, envs: &[PythonEnv], limit: Deadline) -> Found {
                 &Path::new(sp).join("torch/lib"),
                 &format!("torch {}", env.prefix),
                 false,
-                &mut hits,
+                hits,
             );
         }
     }
+}
 
-    // libcuda files in search order, for stub detection.
-    let libcuda_files: Vec<LibraryFile> = hits
-        .iter()
+/// libcuda files in search order, for stub detection.
+fn libcuda_files(hits: &[Hit]) -> Vec<LibraryFile> {
+    hits.iter()
         .filter(|h| h.which == Which::Cuda && (h.searchable || h.origin.ends_with("stubs")))
         .map(|h| LibraryFile {
             path: h.shown.to_string_lossy().into_owned(),
             origin: h.origin.clone(),
             stub: h.shown.components().any(|c| c.as_os_str() == "stubs"),
         })
-        .collect();
+        .collect()
+}
 
-    // Group by the real file.
+/// The hits (libcuda aside) grouped by the real file, in the order first found.
+fn group_by_real_file(hits: &[Hit]) -> (Vec<PathBuf>, BTreeMap<PathBuf, Vec<&Hit>>) {
     let mut groups: BTreeMap<PathBuf, Vec<&Hit>> = BTreeMap::new();
     let mut order: Vec<PathBuf> = Vec::new();
     for h in hits.iter().filter(|h| h.which != Which::Cuda) {
@@ -249,8 +286,16 @@ pub fn probe(src: &Sources, envs: &[PythonEnv], limit: Deadline) -> Found {
         }
         groups.entry(real).or_default().push(h);
     }
+    (order, groups)
+}
 
-    // Ask each library its version, in parallel, each in its own child process.
+/// Asks each library its version, in parallel, each in its own child process.
+fn ask_versions(
+    src: &Sources,
+    order: &[PathBuf],
+    groups: &BTreeMap<PathBuf, Vec<&Hit>>,
+    limit: Deadline,
+) -> Vec<Result<libquery::LibAnswer, String>> {
     let pending: Vec<_> = order
         .iter()
         .map(|real| {
@@ -270,22 +315,29 @@ pub fn probe(src: &Sources, envs: &[PythonEnv], limit: Deadline) -> Found {
             })
         })
         .collect();
-    let answers: Vec<Result<libquery::LibAnswer, String>> = pending
+    pending
         .into_iter()
         .map(|p| match p.wait(limit) {
             (deadline::Outcome::Done(r), _) => r,
             (deadline::Outcome::TimedOut, _) => Err("timed out".to_string()),
             (deadline::Outcome::Panicked(m), _) => Err(m),
         })
-        .collect();
+        .collect()
+}
 
-    let mut runtimes = Vec::new();
-    let mut cudnn = Vec::new();
-    for (real, answer) in order.iter().zip(answers) {
-        let Some(group) = groups.get(real) else {
-            continue;
-        };
-        let Some(first) = group.first() else { continue };
+/// What every name of one real library file says: where it was found, its soname major and the
+/// version in a file name.
+struct FoundLibrary<'a> {
+    real: &'a Path,
+    path: String,
+    origins: Vec<String>,
+    on_search_path: bool,
+    major: Option<u32>,
+    file_version: Option<String>,
+}
+
+impl<'a> FoundLibrary<'a> {
+    fn new(real: &'a Path, group: &[&Hit]) -> Self {
         let mut origins: Vec<String> = Vec::new();
         for h in group {
             if !origins.contains(&h.origin) {
@@ -298,72 +350,82 @@ pub fn probe(src: &Sources, envs: &[PythonEnv], limit: Deadline) -> Found {
             .map(|h| h.name.clone())
             .chain(real.file_name().map(|n| n.to_string_lossy().into_owned()))
             .collect();
-        let major = names.iter().find_map(|n| soname_major(n));
-        let file_version = names.iter().find_map(|n| file_full_version(n));
-        let path = real.to_string_lossy().into_owned();
-        match first.which {
-            Which::Cudart => {
-                let api_version = match &answer {
-                    Ok(a) => match (a.value, &a.error, a.status) {
-                        (Some(v), _, _) => Probed::found(v as i32),
-                        (None, Some(e), _) => Probed::failed(e.clone()),
-                        (None, None, Some(s)) => {
-                            Probed::failed(format!("cudaRuntimeGetVersion returned {s}"))
-                        }
-                        _ => Probed::failed("no answer"),
-                    },
-                    Err(e) => Probed::failed(e.clone()),
-                };
-                let full_version = file_version
-                    .or_else(|| pip_version(real, "cuda-runtime", major, envs))
-                    .or_else(|| toolkit_component(real, &toolkits))
-                    .or_else(|| dll_cudart_version(real));
-                runtimes.push(CudaRuntime {
-                    path,
-                    origins,
-                    soname_major: major,
-                    api_version,
-                    full_version,
-                    on_search_path,
-                });
-            }
-            Which::Cudnn => {
-                let (version, raw) = match &answer {
-                    Ok(a) => match (a.value, &a.error) {
-                        (Some(v), _) if v > 0 => match decode_cudnn(v as u64) {
-                            Some(s) => (Probed::found(s), Some(v as u64)),
-                            None => (
-                                Probed::failed(format!("cudnnGetVersion returned {v}")),
-                                Some(v as u64),
-                            ),
-                        },
-                        (_, Some(e)) => (Probed::failed(e.clone()), None),
-                        _ => (Probed::failed("cudnnGetVersion gave no version"), None),
-                    },
-                    Err(e) => (Probed::failed(e.clone()), None),
-                };
-                let full_version = cudnn_header_version(real)
-                    .or(file_version)
-                    .or_else(|| pip_version(real, "cudnn", major, envs))
-                    .or_else(|| dll_cudnn_version(real));
-                cudnn.push(CudnnLibrary {
-                    path,
-                    origins,
-                    soname_major: major,
-                    version,
-                    raw_version: raw,
-                    full_version,
-                    on_search_path,
-                });
-            }
-            Which::Cuda => {}
+        FoundLibrary {
+            real,
+            path: real.to_string_lossy().into_owned(),
+            origins,
+            on_search_path,
+            major: names.iter().find_map(|n| soname_major(n)),
+            file_version: names.iter().find_map(|n| file_full_version(n)),
         }
     }
-    Found {
-        runtimes,
-        cudnn,
-        libcuda_files,
-        toolkits,
+}
+
+/// A libcudart with the version it reported and its full version from the file name, a wheel,
+/// a toolkit or the DLL.
+fn cuda_runtime(
+    f: FoundLibrary,
+    answer: &Result<libquery::LibAnswer, String>,
+    envs: &[PythonEnv],
+    toolkits: &[CudaToolkit],
+) -> CudaRuntime {
+    let api_version = match answer {
+        Ok(a) => match (a.value, &a.error, a.status) {
+            (Some(v), _, _) => Probed::found(v as i32),
+            (None, Some(e), _) => Probed::failed(e.clone()),
+            (None, None, Some(s)) => Probed::failed(format!("cudaRuntimeGetVersion returned {s}")),
+            _ => Probed::failed("no answer"),
+        },
+        Err(e) => Probed::failed(e.clone()),
+    };
+    let full_version = f
+        .file_version
+        .or_else(|| pip_version(f.real, "cuda-runtime", f.major, envs))
+        .or_else(|| toolkit_component(f.real, toolkits))
+        .or_else(|| dll_cudart_version(f.real));
+    CudaRuntime {
+        path: f.path,
+        origins: f.origins,
+        soname_major: f.major,
+        api_version,
+        full_version,
+        on_search_path: f.on_search_path,
+    }
+}
+
+/// A libcudnn with the version it reported and its full version from its header, the file
+/// name, a wheel or the DLL.
+fn cudnn_library(
+    f: FoundLibrary,
+    answer: &Result<libquery::LibAnswer, String>,
+    envs: &[PythonEnv],
+) -> CudnnLibrary {
+    let (version, raw) = match answer {
+        Ok(a) => match (a.value, &a.error) {
+            (Some(v), _) if v > 0 => match decode_cudnn(v as u64) {
+                Some(s) => (Probed::found(s), Some(v as u64)),
+                None => (
+                    Probed::failed(format!("cudnnGetVersion returned {v}")),
+                    Some(v as u64),
+                ),
+            },
+            (_, Some(e)) => (Probed::failed(e.clone()), None),
+            _ => (Probed::failed("cudnnGetVersion gave no version"), None),
+        },
+        Err(e) => (Probed::failed(e.clone()), None),
+    };
+    let full_version = cudnn_header_version(f.real)
+        .or(f.file_version)
+        .or_else(|| pip_version(f.real, "cudnn", f.major, envs))
+        .or_else(|| dll_cudnn_version(f.real));
+    CudnnLibrary {
+        path: f.path,
+        origins: f.origins,
+        soname_major: f.major,
+        version,
+        raw_version: raw,
+        full_version,
+        on_search_path: f.on_search_path,
     }
 }
 

@@ -91,7 +91,56 @@ pub fn probe_all(opts: &ProbeOptions) -> Snapshot {
         .ok()
         .map(|d| d.as_secs());
     snap.env = env::probe(&getenv);
+    let progress: nvml_health::Progress = std::sync::Arc::default();
+    let started = start_probes(opts, deadline_at, &progress);
+    let install_pending = started.install.is_some();
+    snap.probes = collect_probes(&mut snap, started, deadline_at, &progress);
+    if !install_pending {
+        let version = snap
+            .driver
+            .nvml
+            .get()
+            .and_then(|n| n.driver_version.clone());
+        snap.driver.install = windows::driver_install(version.as_deref());
+    }
+    snap.uptime_seconds = if cfg!(windows) {
+        windows::uptime_seconds()
+    } else {
+        std::fs::read_to_string(opts.root.join("proc/uptime"))
+            .ok()
+            .and_then(|t| t.split_whitespace().next()?.parse().ok())
+    };
+    snap.schema = SNAPSHOT_SCHEMA.to_string();
+    trace::line("probes done");
+    snap
+}
 
+/// The probes running, each on its own thread, and the `--deep` imports' time limit.
+struct Started {
+    host: deadline::Pending<crate::snapshot::Host>,
+    terms: deadline::Pending<OsTerms>,
+    install: Option<deadline::Pending<Probed<crate::snapshot::DriverInstall>>>,
+    files: deadline::Pending<Driver>,
+    nvml: Option<deadline::Pending<Result<nvml::NvmlReport, sacrificial::HelperFailure>>>,
+    klog: deadline::Pending<Probed<crate::snapshot::KernelLog>>,
+    libcuda: deadline::Pending<Probed<LibCuda>>,
+    software: deadline::Pending<(Vec<crate::snapshot::PythonEnv>, cudalibs::Found)>,
+    deep: Option<Deadline>,
+}
+
+/// os-release, the package managers and Secure Boot.
+type OsTerms = (
+    Probed<crate::snapshot::OsRelease>,
+    Probed<Vec<String>>,
+    Probed<crate::snapshot::SecureBoot>,
+);
+
+/// Starts every probe on its own thread, in the order they are waited for.
+fn start_probes(
+    opts: &ProbeOptions,
+    deadline_at: Deadline,
+    progress: &nvml_health::Progress,
+) -> Started {
     let root = opts.root.clone();
     let host = deadline::spawn("host", move || {
         if cfg!(windows) {
@@ -100,43 +149,8 @@ pub fn probe_all(opts: &ProbeOptions) -> Snapshot {
             host::probe(&root, &getenv)
         }
     });
-
-    let root = opts.root.clone();
-    // A command run by a probe gets at most 3 s, and never past the deadline.
-    let per_call = deadline_at.min(Duration::from_secs(3)).remaining();
-    let terms = deadline::spawn("os", move || {
-        let path = getenv("PATH");
-        if cfg!(windows) {
-            (
-                windows::os_release(),
-                os::package_managers(path.as_deref(), true, getenv("PATHEXT").as_deref()),
-                windows::secure_boot(),
-            )
-        } else {
-            (
-                os::os_release(&root),
-                os::package_managers(path.as_deref(), false, None),
-                os::secure_boot(&root, path.as_deref(), per_call),
-            )
-        }
-    });
-
-    let root = opts.root.clone();
-    let install = (!cfg!(windows)).then(|| {
-        deadline::spawn("driver-install", move || {
-            let kernel = std::fs::read_to_string(root.join("proc/sys/kernel/osrelease"))
-                .ok()
-                .map(|k| k.trim().to_string())
-                .filter(|k| !k.is_empty() && !k.contains('/') && !k.contains(".."));
-            let run = install::path_runner(getenv("PATH"), per_call);
-            install::probe(
-                &root,
-                kernel.as_deref(),
-                driver::kernel_module(&root).get().cloned(),
-                &run,
-            )
-        })
-    });
+    let terms = start_os_probe(opts);
+    let install = start_install_probe(opts);
 
     let root = opts.root.clone();
     let files = deadline::spawn("driver-files", move || {
@@ -147,7 +161,6 @@ pub fn probe_all(opts: &ProbeOptions) -> Snapshot {
         }
     });
 
-    let progress: nvml_health::Progress = std::sync::Arc::default();
     let nvml = opts.nvml.then(|| {
         let (p, deep, helper) = (progress.clone(), opts.deep, opts.helper.clone());
         deadline::spawn("nvml", move || nvml_probe(helper, deep, deadline_at, p))
@@ -167,7 +180,84 @@ pub fn probe_all(opts: &ProbeOptions) -> Snapshot {
     let until = deadline_at.min(Duration::from_secs(5));
     let libcuda = deadline::spawn("libcuda", move || libcuda(helper, until));
 
-    let py_src = python::Sources {
+    let py_src = python_sources(opts);
+    let lib_src = library_sources(opts);
+    let deep = opts
+        .deep
+        .then(|| deadline_at.less(Duration::from_millis(500)));
+    let software = deadline::spawn("software", move || {
+        let mut envs = python::probe(&py_src, None);
+        // The imports run while the libraries are probed: a slow import costs its own time only.
+        let imports = deep.map(|until| python::spawn_deep(&envs, until));
+        let libs = cudalibs::probe(&lib_src, &envs, deadline_at);
+        if let Some(running) = imports {
+            python::join_deep(&mut envs, running);
+        }
+        (envs, libs)
+    });
+    Started {
+        host,
+        terms,
+        install,
+        files,
+        nvml,
+        klog,
+        libcuda,
+        software,
+        deep,
+    }
+}
+
+/// os-release, the package managers on PATH and Secure Boot.
+fn start_os_probe(opts: &ProbeOptions) -> deadline::Pending<OsTerms> {
+    let root = opts.root.clone();
+    // A command run by a probe gets at most 3 s, and never past the deadline.
+    let per_call = opts.deadline.min(Duration::from_secs(3)).remaining();
+    deadline::spawn("os", move || {
+        let path = getenv("PATH");
+        if cfg!(windows) {
+            (
+                windows::os_release(),
+                os::package_managers(path.as_deref(), true, getenv("PATHEXT").as_deref()),
+                windows::secure_boot(),
+            )
+        } else {
+            (
+                os::os_release(&root),
+                os::package_managers(path.as_deref(), false, None),
+                os::secure_boot(&root, path.as_deref(), per_call),
+            )
+        }
+    })
+}
+
+/// How the driver was installed (not on Windows, where it is read after NVML).
+fn start_install_probe(
+    opts: &ProbeOptions,
+) -> Option<deadline::Pending<Probed<crate::snapshot::DriverInstall>>> {
+    let root = opts.root.clone();
+    // A command run by a probe gets at most 3 s, and never past the deadline.
+    let per_call = opts.deadline.min(Duration::from_secs(3)).remaining();
+    (!cfg!(windows)).then(|| {
+        deadline::spawn("driver-install", move || {
+            let kernel = std::fs::read_to_string(root.join("proc/sys/kernel/osrelease"))
+                .ok()
+                .map(|k| k.trim().to_string())
+                .filter(|k| !k.is_empty() && !k.contains('/') && !k.contains(".."));
+            let run = install::path_runner(getenv("PATH"), per_call);
+            install::probe(
+                &root,
+                kernel.as_deref(),
+                driver::kernel_module(&root).get().cloned(),
+                &run,
+            )
+        })
+    })
+}
+
+/// Where Python environments are looked for.
+fn python_sources(opts: &ProbeOptions) -> python::Sources {
+    python::Sources {
         given: opts.pythons.clone(),
         own_exe: std::env::current_exe().ok(),
         path_var: getenv("PATH"),
@@ -182,9 +272,13 @@ pub fn probe_all(opts: &ProbeOptions) -> Snapshot {
         app_data: getenv("APPDATA"),
         user_profile: getenv("USERPROFILE"),
         program_files: getenv("ProgramFiles"),
-    };
+    }
+}
+
+/// Where CUDA runtimes, cuDNN, libcuda and toolkits are looked for.
+fn library_sources(opts: &ProbeOptions) -> cudalibs::Sources {
     let windows = cfg!(windows);
-    let lib_src = cudalibs::Sources {
+    cudalibs::Sources {
         ld_library_path: getenv("LD_LIBRARY_PATH").filter(|_| !windows),
         cuda_home: ["CUDA_HOME", "CUDA_PATH", "CUDA_ROOT"]
             .iter()
@@ -202,24 +296,18 @@ pub fn probe_all(opts: &ProbeOptions) -> Snapshot {
         helper: opts.helper.clone(),
         windows,
         program_files: getenv("ProgramFiles").map(PathBuf::from),
-    };
-    // The imports end half a second before the deadline, so that their answers are recorded.
-    let deep = opts
-        .deep
-        .then(|| deadline_at.less(Duration::from_millis(500)));
-    let software = deadline::spawn("software", move || {
-        let mut envs = python::probe(&py_src, None);
-        // The imports run while the libraries are probed: a slow import costs its own time only.
-        let imports = deep.map(|until| python::spawn_deep(&envs, until));
-        let libs = cudalibs::probe(&lib_src, &envs, deadline_at);
-        if let Some(running) = imports {
-            python::join_deep(&mut envs, running);
-        }
-        (envs, libs)
-    });
+    }
+}
 
+/// Waits for each probe (up to the deadline) and puts what it found, or why not, in the
+/// snapshot; each probe's run, with where NVML was stuck or how it crashed.
+fn collect_probes(
+    snap: &mut Snapshot,
+    p: Started,
+    deadline_at: Deadline,
+    progress: &nvml_health::Progress,
+) -> Vec<ProbeRun> {
     let mut runs = Vec::new();
-    let mut nvml_stuck: Option<String> = None;
     let mut record = |name: &str, took: Duration, outcome: &str| {
         runs.push(ProbeRun {
             name: name.to_string(),
@@ -230,7 +318,7 @@ pub fn probe_all(opts: &ProbeOptions) -> Snapshot {
         })
     };
 
-    match host.wait(deadline_at) {
+    match p.host.wait(deadline_at) {
         (Outcome::Done(h), t) => {
             snap.host = Probed::found(h);
             record("host", t, "ok");
@@ -240,7 +328,7 @@ pub fn probe_all(opts: &ProbeOptions) -> Snapshot {
             record("host", t, outcome_name(&o));
         }
     }
-    match files.wait(deadline_at) {
+    match p.files.wait(deadline_at) {
         (Outcome::Done(d), t) => {
             snap.driver = d;
             record("driver-files", t, "ok");
@@ -250,8 +338,7 @@ pub fn probe_all(opts: &ProbeOptions) -> Snapshot {
             record("driver-files", t, outcome_name(&o));
         }
     }
-    let install_pending = install.is_some();
-    match install.map(|p| p.wait(deadline_at)) {
+    match p.install.map(|p| p.wait(deadline_at)) {
         Some((Outcome::Done(i), t)) => {
             snap.driver.install = i;
             record("driver-install", t, "ok");
@@ -262,7 +349,7 @@ pub fn probe_all(opts: &ProbeOptions) -> Snapshot {
         }
         None => {}
     }
-    match terms.wait(deadline_at) {
+    match p.terms.wait(deadline_at) {
         (Outcome::Done((os_release, managers, secure_boot)), t) => {
             snap.os_release = os_release;
             snap.package_managers = managers;
@@ -276,8 +363,69 @@ pub fn probe_all(opts: &ProbeOptions) -> Snapshot {
             record("os", t, outcome_name(&o));
         }
     }
+    let nvml = p.nvml.map(|p| p.wait(deadline_at));
+    let (nvml_stuck, nvml_crash) = record_nvml(snap, nvml, progress, &mut record);
+    match p.klog.wait(deadline_at) {
+        (Outcome::Done(k), t) => {
+            snap.kernel_log = k;
+            record("kernel-log", t, "ok");
+        }
+        (o, t) => {
+            snap.kernel_log = lost(&o, "the kernel log");
+            record("kernel-log", t, outcome_name(&o));
+        }
+    }
+    match p.libcuda.wait(deadline_at) {
+        (Outcome::Done(l), t) => {
+            snap.driver.libcuda = l;
+            record("libcuda", t, "ok");
+        }
+        (o, t) => {
+            snap.driver.libcuda = lost(&o, "libcuda");
+            record("libcuda", t, outcome_name(&o));
+        }
+    }
+    let software = p.software.wait(deadline_at);
+    let software_ok = matches!(software.0, Outcome::Done(_));
+    record_software(snap, software, &mut record);
+    if software_ok {
+        runs.extend(deep_import_runs(snap, p.deep));
+    }
+    if let Some(r) = runs.iter_mut().find(|r: &&mut ProbeRun| r.name == "nvml") {
+        r.stuck_in = nvml_stuck;
+        r.detail = nvml_crash;
+    }
+    runs
+}
+
+/// An import that missed its deadline is a probe that timed out (probe.timeout).
+fn deep_import_runs(snap: &Snapshot, deep: Option<Deadline>) -> Vec<ProbeRun> {
+    envs_timed_out(snap)
+        .into_iter()
+        .map(|e| ProbeRun {
+            name: format!("deep import in {}", e.0),
+            millis: deep.map_or(0, |d| d.budget().as_millis() as u64),
+            outcome: "timeout".to_string(),
+            stuck_in: None,
+            detail: Some(e.1),
+        })
+        .collect()
+}
+
+/// NVML's outcome in the snapshot: its facts, or why it gave none (timed out, and where;
+/// crashed, and how; skipped). Where it was stuck, and how it crashed, for its probe run.
+fn record_nvml(
+    snap: &mut Snapshot,
+    nvml: Option<(
+        Outcome<Result<nvml::NvmlReport, sacrificial::HelperFailure>>,
+        Duration,
+    )>,
+    progress: &nvml_health::Progress,
+    record: &mut impl FnMut(&str, Duration, &str),
+) -> (Option<String>, Option<String>) {
+    let mut nvml_stuck: Option<String> = None;
     let mut nvml_crash: Option<String> = None;
-    match nvml.map(|p| p.wait(deadline_at)) {
+    match nvml {
         Some((Outcome::Done(Ok(r)), t)) => {
             snap.driver.nvml = r.info;
             snap.gpus = r.gpus;
@@ -318,27 +466,19 @@ pub fn probe_all(opts: &ProbeOptions) -> Snapshot {
             snap.gpus = Probed::absent_code("skipped", "NVML was not probed");
         }
     }
-    match klog.wait(deadline_at) {
-        (Outcome::Done(k), t) => {
-            snap.kernel_log = k;
-            record("kernel-log", t, "ok");
-        }
-        (o, t) => {
-            snap.kernel_log = lost(&o, "the kernel log");
-            record("kernel-log", t, outcome_name(&o));
-        }
-    }
-    match libcuda.wait(deadline_at) {
-        (Outcome::Done(l), t) => {
-            snap.driver.libcuda = l;
-            record("libcuda", t, "ok");
-        }
-        (o, t) => {
-            snap.driver.libcuda = lost(&o, "libcuda");
-            record("libcuda", t, outcome_name(&o));
-        }
-    }
-    match software.wait(deadline_at) {
+    (nvml_stuck, nvml_crash)
+}
+
+/// The Python environments and the CUDA libraries in the snapshot, or why not.
+fn record_software(
+    snap: &mut Snapshot,
+    software: (
+        Outcome<(Vec<crate::snapshot::PythonEnv>, cudalibs::Found)>,
+        Duration,
+    ),
+    record: &mut impl FnMut(&str, Duration, &str),
+) {
+    match software {
         (Outcome::Done((envs, libs)), t) => {
             snap.python = Probed::found(envs);
             snap.cuda = Cuda {
@@ -349,16 +489,6 @@ pub fn probe_all(opts: &ProbeOptions) -> Snapshot {
             snap.cudnn = Probed::found(libs.cudnn);
             snap.driver.libcuda_files = Probed::found(libs.libcuda_files);
             record("software", t, "ok");
-            // An import that missed its deadline is a probe that timed out (probe.timeout).
-            for e in envs_timed_out(&snap) {
-                runs.push(ProbeRun {
-                    name: format!("deep import in {}", e.0),
-                    millis: deep.map_or(0, |d| d.budget().as_millis() as u64),
-                    outcome: "timeout".to_string(),
-                    stuck_in: None,
-                    detail: Some(e.1),
-                });
-            }
         }
         (o, t) => {
             snap.python = lost(&o, "Python environments");
@@ -368,29 +498,6 @@ pub fn probe_all(opts: &ProbeOptions) -> Snapshot {
             record("software", t, outcome_name(&o));
         }
     }
-    if !install_pending {
-        let version = snap
-            .driver
-            .nvml
-            .get()
-            .and_then(|n| n.driver_version.clone());
-        snap.driver.install = windows::driver_install(version.as_deref());
-    }
-    if let Some(r) = runs.iter_mut().find(|r: &&mut ProbeRun| r.name == "nvml") {
-        r.stuck_in = nvml_stuck;
-        r.detail = nvml_crash;
-    }
-    snap.probes = runs;
-    snap.uptime_seconds = if cfg!(windows) {
-        windows::uptime_seconds()
-    } else {
-        std::fs::read_to_string(opts.root.join("proc/uptime"))
-            .ok()
-            .and_then(|t| t.split_whitespace().next()?.parse().ok())
-    };
-    snap.schema = SNAPSHOT_SCHEMA.to_string();
-    trace::line("probes done");
-    snap
 }
 
 /// The driver as Linux's file system shows it (`/proc`, `/sys`, `/dev`, the daemons).

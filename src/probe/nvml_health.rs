@@ -44,64 +44,92 @@ pub fn health(
     inforom: bool,
 ) -> GpuHealth {
     let mut h = GpuHealth::default();
-    let call = |name: &str| mark(progress, format!("GPU {index}: {name}"));
-    let note = |h: &mut GpuHealth, name: &str, e: NvmlError| {
-        if !matches!(
-            e,
-            NvmlError::NotSupported | NvmlError::FailedToLoadSymbol(_)
-        ) {
-            h.unavailable
-                .insert(name.to_string(), sanitize::clean_line(&e.to_string(), 120));
-        }
-    };
-    macro_rules! get {
-        ($name:expr, $e:expr) => {{
-            call($name);
-            match $e {
-                Ok(v) => Some(v),
-                Err(e) => {
-                    note(&mut h, $name, e);
-                    None
-                }
-            }
-        }};
+    let c = Calls { index, progress };
+    ecc(dev, &c, &mut h);
+    row_remapping_and_recovery(nvml, dev, &c, &mut h, inforom);
+    clocks_thermal_and_pcie(dev, &c, &mut h);
+    h.nvlinks = nvlinks(dev, &c);
+    h.mig_devices = c.get(&mut h, "nvmlDeviceGetMaxMigDeviceCount", || {
+        dev.mig_device_count()
+    });
+    h
+}
+
+/// The calls of one GPU's health probe: each named in the progress marker before it runs.
+struct Calls<'a> {
+    index: u32,
+    progress: &'a Progress,
+}
+
+impl Calls<'_> {
+    fn mark(&self, name: &str) {
+        mark(self.progress, format!("GPU {}: {name}", self.index));
     }
 
-    let ecc_enabled =
-        get!("nvmlDeviceGetEccMode", dev.is_ecc_enabled()).map(|m| m.currently_enabled);
+    /// One call's value; an error other than NotSupported is recorded in `unavailable`.
+    fn get<T>(
+        &self,
+        h: &mut GpuHealth,
+        name: &str,
+        f: impl FnOnce() -> Result<T, NvmlError>,
+    ) -> Option<T> {
+        self.mark(name);
+        match f() {
+            Ok(v) => Some(v),
+            Err(e) => {
+                if !matches!(
+                    e,
+                    NvmlError::NotSupported | NvmlError::FailedToLoadSymbol(_)
+                ) {
+                    h.unavailable
+                        .insert(name.to_string(), sanitize::clean_line(&e.to_string(), 120));
+                }
+                None
+            }
+        }
+    }
+}
+
+/// With ECC on: the volatile and aggregate counters (SRAM vs DRAM) and the retired pages.
+fn ecc(dev: &Device, c: &Calls, h: &mut GpuHealth) {
+    let ecc_enabled = c
+        .get(h, "nvmlDeviceGetEccMode", || dev.is_ecc_enabled())
+        .map(|m| m.currently_enabled);
     if ecc_enabled == Some(true) {
-        let vc = get!(
+        let vc = c.get(
+            h,
             "nvmlDeviceGetTotalEccErrors(corrected, volatile)",
-            dev.total_ecc_errors(MemoryError::Corrected, EccCounter::Volatile)
+            || dev.total_ecc_errors(MemoryError::Corrected, EccCounter::Volatile),
         );
-        let vu = get!(
+        let vu = c.get(
+            h,
             "nvmlDeviceGetTotalEccErrors(uncorrected, volatile)",
-            dev.total_ecc_errors(MemoryError::Uncorrected, EccCounter::Volatile)
+            || dev.total_ecc_errors(MemoryError::Uncorrected, EccCounter::Volatile),
         );
-        let ac = get!(
+        let ac = c.get(
+            h,
             "nvmlDeviceGetTotalEccErrors(corrected, aggregate)",
-            dev.total_ecc_errors(MemoryError::Corrected, EccCounter::Aggregate)
+            || dev.total_ecc_errors(MemoryError::Corrected, EccCounter::Aggregate),
         );
-        let au = get!(
+        let au = c.get(
+            h,
             "nvmlDeviceGetTotalEccErrors(uncorrected, aggregate)",
-            dev.total_ecc_errors(MemoryError::Uncorrected, EccCounter::Aggregate)
+            || dev.total_ecc_errors(MemoryError::Uncorrected, EccCounter::Aggregate),
         );
-        let sram = get!(
-            "nvmlDeviceGetMemoryErrorCounter(SRAM)",
+        let sram = c.get(h, "nvmlDeviceGetMemoryErrorCounter(SRAM)", || {
             dev.memory_error_counter(
                 MemoryError::Uncorrected,
                 EccCounter::Aggregate,
-                MemoryLocation::SRAM
+                MemoryLocation::SRAM,
             )
-        );
-        let dram = get!(
-            "nvmlDeviceGetMemoryErrorCounter(DRAM)",
+        });
+        let dram = c.get(h, "nvmlDeviceGetMemoryErrorCounter(DRAM)", || {
             dev.memory_error_counter(
                 MemoryError::Uncorrected,
                 EccCounter::Aggregate,
-                MemoryLocation::Device
+                MemoryLocation::Device,
             )
-        );
+        });
         h.ecc = Some(EccCounts {
             volatile_corrected: vc,
             volatile_uncorrected: vu,
@@ -110,18 +138,15 @@ pub fn health(
             aggregate_uncorrected_sram: sram,
             aggregate_uncorrected_dram: dram,
         });
-        let sbe = get!(
-            "nvmlDeviceGetRetiredPages(SBE)",
+        let sbe = c.get(h, "nvmlDeviceGetRetiredPages(SBE)", || {
             dev.retired_pages(RetirementCause::MultipleSingleBitEccErrors)
-        );
-        let dbe = get!(
-            "nvmlDeviceGetRetiredPages(DBE)",
+        });
+        let dbe = c.get(h, "nvmlDeviceGetRetiredPages(DBE)", || {
             dev.retired_pages(RetirementCause::DoubleBitEccError)
-        );
-        let pending = get!(
-            "nvmlDeviceGetRetiredPagesPendingStatus",
+        });
+        let pending = c.get(h, "nvmlDeviceGetRetiredPagesPendingStatus", || {
             dev.are_pages_pending_retired()
-        );
+        });
         if let (Some(s), Some(d)) = (&sbe, &dbe) {
             h.retired_pages = Some(RetiredPages {
                 single_bit: s.len() as u64,
@@ -130,13 +155,23 @@ pub fn health(
             });
         }
     }
-    call("nvmlDeviceGetRemappedRows");
+}
+
+/// Row remapping and its histogram, the recovery action, and (`inforom`) the InfoROM's check.
+fn row_remapping_and_recovery(
+    nvml: &Nvml,
+    dev: &Device,
+    c: &Calls,
+    h: &mut GpuHealth,
+    inforom: bool,
+) {
+    c.mark("nvmlDeviceGetRemappedRows");
     h.remapped_rows = remapped_rows(nvml, dev);
     if let Some(r) = h.remapped_rows.as_mut() {
-        call("nvmlDeviceGetRowRemapperHistogram");
+        c.mark("nvmlDeviceGetRowRemapperHistogram");
         r.banks_without_spares = histogram_none(nvml, dev);
     }
-    call("nvmlDeviceGetFieldValues(GPU_RECOVERY_ACTION)");
+    c.mark("nvmlDeviceGetFieldValues(GPU_RECOVERY_ACTION)");
     h.recovery_action = dev
         .field_values_for(&[nvml_wrapper::structs::device::FieldId(FI_RECOVERY_ACTION)])
         .ok()
@@ -149,37 +184,54 @@ pub fn health(
             _ => None,
         });
     if inforom {
-        call("nvmlDeviceValidateInforom");
+        c.mark("nvmlDeviceValidateInforom");
         h.inforom_valid = match dev.validate_info_rom() {
             Ok(()) => Some(true),
             Err(NvmlError::CorruptedInfoROM) => Some(false),
             Err(_) => None,
         };
     }
-    h.clock_event_reasons = get!(
-        "nvmlDeviceGetCurrentClocksThrottleReasons",
-        dev.current_throttle_reasons()
-    )
-    .map(|r| r.bits());
-    h.utilization_gpu =
-        get!("nvmlDeviceGetUtilizationRates", dev.utilization_rates()).map(|u| u.gpu);
-    h.pstate = get!("nvmlDeviceGetPerformanceState", dev.performance_state()).map(|p| p.as_c());
-    h.temperature_slowdown_c = get!(
-        "nvmlDeviceGetTemperatureThreshold(slowdown)",
+}
+
+/// Clock event reasons, utilisation, P-state, temperature thresholds and PCIe replays.
+fn clocks_thermal_and_pcie(dev: &Device, c: &Calls, h: &mut GpuHealth) {
+    h.clock_event_reasons = c
+        .get(h, "nvmlDeviceGetCurrentClocksThrottleReasons", || {
+            dev.current_throttle_reasons()
+        })
+        .map(|r| r.bits());
+    h.utilization_gpu = c
+        .get(h, "nvmlDeviceGetUtilizationRates", || {
+            dev.utilization_rates()
+        })
+        .map(|u| u.gpu);
+    h.pstate = c
+        .get(h, "nvmlDeviceGetPerformanceState", || {
+            dev.performance_state()
+        })
+        .map(|p| p.as_c());
+    h.temperature_slowdown_c = c.get(h, "nvmlDeviceGetTemperatureThreshold(slowdown)", || {
         dev.temperature_threshold(TemperatureThreshold::Slowdown)
-    );
-    h.temperature_shutdown_c = get!(
-        "nvmlDeviceGetTemperatureThreshold(shutdown)",
+    });
+    h.temperature_shutdown_c = c.get(h, "nvmlDeviceGetTemperatureThreshold(shutdown)", || {
         dev.temperature_threshold(TemperatureThreshold::Shutdown)
-    );
-    h.pcie_replays =
-        get!("nvmlDeviceGetPcieReplayCounter", dev.pcie_replay_counter()).map(u64::from);
+    });
+    h.pcie_replays = c
+        .get(h, "nvmlDeviceGetPcieReplayCounter", || {
+            dev.pcie_replay_counter()
+        })
+        .map(u64::from);
+}
+
+/// Each NVLink's state and error counters, up to the first link NVML does not know.
+fn nvlinks(dev: &Device, c: &Calls) -> Vec<NvLinkState> {
+    let mut links = Vec::new();
     for link in 0..MAX_LINKS {
-        call(&format!("nvmlDeviceGetNvLinkState(link {link})"));
+        c.mark(&format!("nvmlDeviceGetNvLinkState(link {link})"));
         let l = dev.link_wrapper_for(link);
         let Ok(active) = l.is_active() else { break };
         use nvml_wrapper::enum_wrappers::nv_link::ErrorCounter;
-        h.nvlinks.push(NvLinkState {
+        links.push(NvLinkState {
             link,
             active,
             replay_errors: l.error_counter(ErrorCounter::DlReplay).ok(),
@@ -187,8 +239,7 @@ pub fn health(
             crc_errors: l.error_counter(ErrorCounter::DlCrcFlit).ok(),
         });
     }
-    h.mig_devices = get!("nvmlDeviceGetMaxMigDeviceCount", dev.mig_device_count());
-    h
+    links
 }
 
 /// nvmlDeviceGetRemappedRows, raw (nvml-wrapper does not wrap it).

@@ -102,21 +102,7 @@ pub fn render(report: &Report, rules: &[RuleDoc], fail_on: Severity, suite: &str
                     esc(&text.join("\n\n"))
                 );
             }
-            let quiet: Vec<String> = mine
-                .iter()
-                .filter(|f| f.severity < fail_on || f.waived.is_some())
-                .map(|f| match &f.waived {
-                    Some(w) => format!(
-                        "[{}, waived until {} by {}: {}] {}",
-                        f.severity.as_str(),
-                        w.expires,
-                        w.policy,
-                        w.reason,
-                        f.title
-                    ),
-                    None => format!("[{}] {}", f.severity.as_str(), f.title),
-                })
-                .collect();
+            let quiet = quiet_lines(&mine, fail_on);
             if !quiet.is_empty() {
                 let _ = writeln!(
                     case,
@@ -144,4 +130,23 @@ pub fn render(report: &Report, rules: &[RuleDoc], fail_on: Severity, suite: &str
     }
     s.push_str("  </testsuite>\n</testsuites>\n");
     s
+}
+
+/// What the testcase says in `<system-out>`: its findings below `fail_on`, and waived ones with
+/// their waiver.
+fn quiet_lines(mine: &[&Finding], fail_on: Severity) -> Vec<String> {
+    mine.iter()
+        .filter(|f| f.severity < fail_on || f.waived.is_some())
+        .map(|f| match &f.waived {
+            Some(w) => format!(
+                "[{}, waived until {} by {}: {}] {}",
+                f.severity.as_str(),
+                w.expires,
+                w.policy,
+                w.reason,
+                f.title
+            ),
+            None => format!("[{}] {}", f.severity.as_str(), f.title),
+        })
+        .collect()
 }

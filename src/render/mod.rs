@@ -122,357 +122,380 @@ fn reason<T>(p: &Probed<T>) -> String {
 /// (headline, facts); the mark is the report's.
 fn describe(area: Area, s: &Snapshot, gpus: &GpuFilter) -> (String, Vec<String>) {
     match area {
-        Area::Host => match s.host.get() {
-            Some(h) => {
-                let mut head = h.distribution.clone().unwrap_or_else(|| h.os.clone());
-                if let Some(k) = &h.kernel {
-                    head.push_str(&format!(", kernel {k}"));
-                }
-                head.push_str(&format!(", {}", h.arch));
-                if h.wsl {
-                    head.push_str(", WSL2");
-                }
-                if let Some(c) = &h.container {
-                    head.push_str(&format!(", inside a {c} container"));
-                }
-                (head, terms_facts(s))
-            }
-            None => (format!("unknown ({})", reason(&s.host)), terms_facts(s)),
-        },
-        Area::Driver => {
-            let d = &s.driver;
-            let version = d
-                .kernel_version()
-                .map(str::to_string)
-                .or_else(|| d.nvml.get().and_then(|n| n.driver_version.clone()));
-            let cuda = d
-                .nvml
-                .get()
-                .and_then(|n| n.cuda_driver_version)
-                .or_else(|| d.libcuda.get().and_then(|l| l.cuda_driver_version));
-            let mut facts = Vec::new();
-            if let Some(k) = d.kernel_module.get() {
-                let how = if k.line == "assumed" {
-                    "assumed"
-                } else {
-                    k.flavor.as_str()
-                };
-                facts.push(format!("kernel module {} ({how})", k.version));
-            }
-            match d.nvml.get() {
-                Some(n) => facts.push(format!(
-                    "NVML: driver {}, CUDA {}",
-                    n.driver_version.as_deref().unwrap_or("?"),
-                    n.cuda_driver_version
-                        .map(cuda_api_to_string)
-                        .unwrap_or_else(|| "?".into())
-                )),
-                None if !unprobed_any(&d.nvml) => facts.push(format!("NVML: {}", reason(&d.nvml))),
-                None => {}
-            }
-            match d.libcuda.get() {
-                Some(l) => facts.push(format!(
-                    "libcuda: {}{}",
-                    l.path.as_deref().unwrap_or("(path unknown)"),
-                    l.cuda_driver_version
-                        .map(|v| format!(", supports CUDA {}", cuda_api_to_string(v)))
-                        .unwrap_or_default()
-                )),
-                None if !unprobed_any(&d.libcuda) => {
-                    facts.push(format!("libcuda: {}", reason(&d.libcuda)))
-                }
-                None => {}
-            }
-            match d.install.get() {
-                Some(i) => facts.push(install_fact(i)),
-                None if !unprobed_any(&d.install) && d.install.code() != Some("no_driver") => {
-                    facts.push(format!("installed by: unknown ({})", reason(&d.install)))
-                }
-                None => {}
-            }
-            if let Some(ds) = d.daemons.get() {
-                let running: Vec<&str> = ds
-                    .iter()
-                    .filter(|x| x.running)
-                    .map(|x| x.name.as_str())
-                    .collect();
-                if !running.is_empty() {
-                    facts.push(format!("running: {}", running.join(", ")));
-                }
-            }
-            let head = match version {
-                Some(v) => {
-                    let flavor = d
-                        .kernel_module
-                        .get()
-                        .filter(|k| k.flavor != "unknown")
-                        .map(|k| format!(" ({} kernel module)", k.flavor))
-                        .unwrap_or_default();
-                    match cuda {
-                        Some(c) => format!("{v}{flavor}, supports CUDA {}", cuda_api_to_string(c)),
-                        None => format!("{v}{flavor}"),
-                    }
-                }
-                None if unprobed_any(&d.kernel_module) && unprobed_any(&d.nvml) => match cuda {
-                    Some(c) => format!("supports CUDA {}", cuda_api_to_string(c)),
-                    None => "not probed".to_string(),
-                },
-                None => "not found".to_string(),
-            };
-            (head, facts)
-        }
-        Area::Gpus => match s.gpus.get() {
-            Some(list) => {
-                let shown: Vec<_> = list
-                    .iter()
-                    .filter(|g| gpus.as_ref().is_none_or(|sel| sel.contains(&g.index)))
-                    .collect();
-                let facts = shown
-                    .iter()
-                    .map(|g| {
-                        let mut f = g.label();
-                        if let Some(cc) = g.compute_capability.get() {
-                            f.push_str(&format!(", compute {cc}"));
-                        }
-                        if let Some(m) = g.memory.get() {
-                            f.push_str(&format!(
-                                ", {} ({} free)",
-                                gib(m.total_bytes),
-                                gib(m.free_bytes)
-                            ));
-                        }
-                        if let Some(t) = g.temperature_c.get() {
-                            f.push_str(&format!(", {t} °C"));
-                        }
-                        if let Some(p) = g.power_w.get() {
-                            f.push_str(&format!(", {p:.0} W"));
-                        }
-                        if let Some(l) = g.pcie.get() {
-                            if let (Some(gen), Some(w)) = (l.gen, l.width) {
-                                f.push_str(&format!(", PCIe gen{gen} x{w}"));
-                            }
-                        }
-                        if let Some(pb) = g.pci_bus_id.get() {
-                            f.push_str(&format!(", {pb}"));
-                        }
-                        f
-                    })
-                    .collect();
-                let head = if list.is_empty() {
-                    "none listed by the driver".to_string()
-                } else {
-                    let mut names: Vec<String> = Vec::new();
-                    for g in &shown {
-                        let n = g
-                            .name
-                            .get()
-                            .cloned()
-                            .unwrap_or_else(|| "unknown model".into());
-                        if !names.contains(&n) {
-                            names.push(n);
-                        }
-                    }
-                    if shown.len() == list.len() {
-                        format!("{}: {}", list.len(), names.join(", "))
-                    } else {
-                        format!(
-                            "{} of {} selected: {}",
-                            shown.len(),
-                            list.len(),
-                            names.join(", ")
-                        )
-                    }
-                };
-                (head, facts)
-            }
-            None if unprobed_any(&s.gpus) => ("not probed".to_string(), Vec::new()),
-            None => (format!("unknown: {}", reason(&s.gpus)), Vec::new()),
-        },
-        Area::Cuda => {
-            let rts = s.runtime_list();
-            let mut facts: Vec<String> = rts
-                .iter()
-                .map(|r| {
-                    let v = r
-                        .version_string()
-                        .unwrap_or_else(|| "version unknown".into());
-                    let full = r
-                        .full_version
-                        .as_deref()
-                        .filter(|f| *f != v)
-                        .map(|f| format!(" ({f})"))
-                        .unwrap_or_default();
-                    let err = match &r.api_version {
-                        Probed::Failed { error, .. } => format!(" [could not load: {error}]"),
-                        _ => String::new(),
-                    };
-                    format!(
-                        "runtime {v}{full}: {} [{}]{err}",
-                        r.path,
-                        r.origins.join(", ")
-                    )
-                })
-                .collect();
-            if let Some(tks) = s.cuda.toolkits.get() {
-                for t in tks {
-                    facts.push(format!(
-                        "toolkit {} at {}{}",
-                        t.version.as_deref().unwrap_or("?"),
-                        t.root,
-                        t.nvcc
-                            .get()
-                            .map(|n| format!(", nvcc {n}"))
-                            .unwrap_or_default()
-                    ));
-                }
-            }
-            let head = if rts.is_empty() {
-                if unprobed_any(&s.cuda.runtimes) {
-                    "not probed".to_string()
-                } else {
-                    "no CUDA runtime found".to_string()
-                }
-            } else {
-                let mut vs: Vec<String> = rts.iter().filter_map(|r| r.version_string()).collect();
-                vs.dedup();
-                format!("runtime {}", vs.join(", "))
-            };
-            (head, facts)
-        }
-        Area::Cudnn => {
-            let libs = s.cudnn_list();
-            let facts = libs
-                .iter()
-                .map(|c| {
-                    let err = match &c.version {
-                        Probed::Failed { error, .. } => format!(" [could not load: {error}]"),
-                        _ => String::new(),
-                    };
-                    format!(
-                        "cuDNN {}: {} [{}]{err}",
-                        c.version_string()
-                            .unwrap_or_else(|| "version unknown".into()),
-                        c.path,
-                        c.origins.join(", ")
-                    )
-                })
-                .collect();
-            let head = if libs.is_empty() {
-                if unprobed_any(&s.cudnn) {
-                    "not probed"
-                } else {
-                    "none found"
-                }
-                .to_string()
-            } else {
-                let mut vs: Vec<String> = libs.iter().filter_map(|c| c.version_string()).collect();
-                vs.dedup();
-                vs.join(", ")
-            };
-            (head, facts)
-        }
-        Area::Frameworks => {
-            let mut facts = Vec::new();
-            let mut names = Vec::new();
-            for e in s.python_envs() {
-                let mut items = Vec::new();
-                if let Some(t) = &e.torch {
-                    let how = match (&t.cuda, &t.hip) {
-                        (Some(c), _) => format!("CUDA {c}"),
-                        (None, Some(h)) => format!("ROCm {h}"),
-                        _ => "CPU only".to_string(),
-                    };
-                    items.push(format!("torch {} ({how})", t.version));
-                    names.push(format!("torch {}", t.version));
-                }
-                if let Some(tf) = &e.tensorflow {
-                    let how = match (tf.is_cuda_build, &tf.cuda_version) {
-                        (Some(true), Some(c)) => format!("CUDA {c}"),
-                        (Some(false), _) => "CPU only".to_string(),
-                        _ => "build unknown".to_string(),
-                    };
-                    items.push(format!("{} {} ({how})", tf.package, tf.version));
-                    names.push(format!("tensorflow {}", tf.version));
-                }
-                for p in e.packages.iter().filter(|p| {
-                    p.name == "jax"
-                        || p.name == "jaxlib"
-                        || p.name.starts_with("jax-cuda")
-                        || p.name.starts_with("cupy")
-                }) {
-                    items.push(format!("{} {}", p.name, p.version));
-                    if p.name == "jax" {
-                        names.push(format!("jax {}", p.version));
-                    }
-                }
-                let nv = e
-                    .packages
-                    .iter()
-                    .filter(|p| p.name.starts_with("nvidia-"))
-                    .count();
-                if nv > 0 {
-                    items.push(format!("{nv} nvidia-* wheels"));
-                }
-                if let Some(Probed::Found { value }) = &e.deep {
-                    if let Some(avail) = value
-                        .pointer("/torch/cuda_available")
-                        .and_then(|v| v.as_bool())
-                    {
-                        items.push(format!("torch.cuda.is_available() = {avail}"));
-                    }
-                }
-                if let Some(Probed::Failed { error, .. }) = &e.deep {
-                    items.push(format!("deep probe failed: {error}"));
-                }
-                let py = e
-                    .python_version
-                    .as_deref()
-                    .map(|v| format!("Python {v}, "))
-                    .unwrap_or_default();
-                facts.push(format!(
-                    "{} [{py}{}]: {}",
-                    e.prefix,
-                    e.origin,
-                    if items.is_empty() {
-                        "no GPU framework".to_string()
-                    } else {
-                        items.join(", ")
-                    }
-                ));
-            }
-            let head = if names.is_empty() {
-                if unprobed_any(&s.python) {
-                    "not probed".to_string()
-                } else {
-                    format!(
-                        "no PyTorch, TensorFlow or JAX in {} Python environment(s)",
-                        s.python_envs().len()
-                    )
-                }
-            } else {
-                names.join(", ")
-            };
-            (head, facts)
-        }
+        Area::Host => describe_host(s),
+        Area::Driver => describe_driver(s),
+        Area::Gpus => describe_gpus(s, gpus),
+        Area::Cuda => describe_cuda(s),
+        Area::Cudnn => describe_cudnn(s),
+        Area::Frameworks => describe_frameworks(s),
         Area::Smoke => describe_smoke(s, gpus),
         Area::Stress => describe_stress(s),
-        Area::Environment => {
-            let facts: Vec<String> = s
-                .env
+        Area::Environment => describe_environment(s),
+    }
+}
+
+/// The host area: distribution, kernel, architecture, WSL2, container.
+fn describe_host(s: &Snapshot) -> (String, Vec<String>) {
+    match s.host.get() {
+        Some(h) => {
+            let mut head = h.distribution.clone().unwrap_or_else(|| h.os.clone());
+            if let Some(k) = &h.kernel {
+                head.push_str(&format!(", kernel {k}"));
+            }
+            head.push_str(&format!(", {}", h.arch));
+            if h.wsl {
+                head.push_str(", WSL2");
+            }
+            if let Some(c) = &h.container {
+                head.push_str(&format!(", inside a {c} container"));
+            }
+            (head, terms_facts(s))
+        }
+        None => (format!("unknown ({})", reason(&s.host)), terms_facts(s)),
+    }
+}
+
+/// The driver area: version and CUDA support, with what NVML, libcuda, the installer and the daemons say.
+fn describe_driver(s: &Snapshot) -> (String, Vec<String>) {
+    let d = &s.driver;
+    let version = d
+        .kernel_version()
+        .map(str::to_string)
+        .or_else(|| d.nvml.get().and_then(|n| n.driver_version.clone()));
+    let cuda = d
+        .nvml
+        .get()
+        .and_then(|n| n.cuda_driver_version)
+        .or_else(|| d.libcuda.get().and_then(|l| l.cuda_driver_version));
+    let mut facts = Vec::new();
+    if let Some(k) = d.kernel_module.get() {
+        let how = if k.line == "assumed" {
+            "assumed"
+        } else {
+            k.flavor.as_str()
+        };
+        facts.push(format!("kernel module {} ({how})", k.version));
+    }
+    match d.nvml.get() {
+        Some(n) => facts.push(format!(
+            "NVML: driver {}, CUDA {}",
+            n.driver_version.as_deref().unwrap_or("?"),
+            n.cuda_driver_version
+                .map(cuda_api_to_string)
+                .unwrap_or_else(|| "?".into())
+        )),
+        None if !unprobed_any(&d.nvml) => facts.push(format!("NVML: {}", reason(&d.nvml))),
+        None => {}
+    }
+    match d.libcuda.get() {
+        Some(l) => facts.push(format!(
+            "libcuda: {}{}",
+            l.path.as_deref().unwrap_or("(path unknown)"),
+            l.cuda_driver_version
+                .map(|v| format!(", supports CUDA {}", cuda_api_to_string(v)))
+                .unwrap_or_default()
+        )),
+        None if !unprobed_any(&d.libcuda) => facts.push(format!("libcuda: {}", reason(&d.libcuda))),
+        None => {}
+    }
+    match d.install.get() {
+        Some(i) => facts.push(install_fact(i)),
+        None if !unprobed_any(&d.install) && d.install.code() != Some("no_driver") => {
+            facts.push(format!("installed by: unknown ({})", reason(&d.install)))
+        }
+        None => {}
+    }
+    if let Some(ds) = d.daemons.get() {
+        let running: Vec<&str> = ds
+            .iter()
+            .filter(|x| x.running)
+            .map(|x| x.name.as_str())
+            .collect();
+        if !running.is_empty() {
+            facts.push(format!("running: {}", running.join(", ")));
+        }
+    }
+    let head = match version {
+        Some(v) => {
+            let flavor = d
+                .kernel_module
+                .get()
+                .filter(|k| k.flavor != "unknown")
+                .map(|k| format!(" ({} kernel module)", k.flavor))
+                .unwrap_or_default();
+            match cuda {
+                Some(c) => format!("{v}{flavor}, supports CUDA {}", cuda_api_to_string(c)),
+                None => format!("{v}{flavor}"),
+            }
+        }
+        None if unprobed_any(&d.kernel_module) && unprobed_any(&d.nvml) => match cuda {
+            Some(c) => format!("supports CUDA {}", cuda_api_to_string(c)),
+            None => "not probed".to_string(),
+        },
+        None => "not found".to_string(),
+    };
+    (head, facts)
+}
+
+/// The GPUs area: the selected GPUs' models, one fact line per GPU.
+fn describe_gpus(s: &Snapshot, gpus: &GpuFilter) -> (String, Vec<String>) {
+    match s.gpus.get() {
+        Some(list) => {
+            let shown: Vec<_> = list
                 .iter()
-                .filter(|(k, _)| !matches!(k.as_str(), "VIRTUAL_ENV" | "CONDA_PREFIX"))
-                .map(|(k, v)| format!("{k}={v}"))
+                .filter(|g| gpus.as_ref().is_none_or(|sel| sel.contains(&g.index)))
                 .collect();
-            let head = if crate::report::env_unprobed(s) {
-                "not probed".to_string()
-            } else if facts.is_empty() {
-                "no GPU-related variables set".to_string()
+            let facts = shown
+                .iter()
+                .map(|g| {
+                    let mut f = g.label();
+                    if let Some(cc) = g.compute_capability.get() {
+                        f.push_str(&format!(", compute {cc}"));
+                    }
+                    if let Some(m) = g.memory.get() {
+                        f.push_str(&format!(
+                            ", {} ({} free)",
+                            gib(m.total_bytes),
+                            gib(m.free_bytes)
+                        ));
+                    }
+                    if let Some(t) = g.temperature_c.get() {
+                        f.push_str(&format!(", {t} °C"));
+                    }
+                    if let Some(p) = g.power_w.get() {
+                        f.push_str(&format!(", {p:.0} W"));
+                    }
+                    if let Some(l) = g.pcie.get() {
+                        if let (Some(gen), Some(w)) = (l.gen, l.width) {
+                            f.push_str(&format!(", PCIe gen{gen} x{w}"));
+                        }
+                    }
+                    if let Some(pb) = g.pci_bus_id.get() {
+                        f.push_str(&format!(", {pb}"));
+                    }
+                    f
+                })
+                .collect();
+            let head = if list.is_empty() {
+                "none listed by the driver".to_string()
             } else {
-                format!("{} GPU-related variable(s) set", facts.len())
+                let mut names: Vec<String> = Vec::new();
+                for g in &shown {
+                    let n = g
+                        .name
+                        .get()
+                        .cloned()
+                        .unwrap_or_else(|| "unknown model".into());
+                    if !names.contains(&n) {
+                        names.push(n);
+                    }
+                }
+                if shown.len() == list.len() {
+                    format!("{}: {}", list.len(), names.join(", "))
+                } else {
+                    format!(
+                        "{} of {} selected: {}",
+                        shown.len(),
+                        list.len(),
+                        names.join(", ")
+                    )
+                }
             };
             (head, facts)
         }
+        None if unprobed_any(&s.gpus) => ("not probed".to_string(), Vec::new()),
+        None => (format!("unknown: {}", reason(&s.gpus)), Vec::new()),
     }
+}
+
+/// The CUDA area: the runtimes found and the toolkits installed.
+fn describe_cuda(s: &Snapshot) -> (String, Vec<String>) {
+    let rts = s.runtime_list();
+    let mut facts: Vec<String> = rts
+        .iter()
+        .map(|r| {
+            let v = r
+                .version_string()
+                .unwrap_or_else(|| "version unknown".into());
+            let full = r
+                .full_version
+                .as_deref()
+                .filter(|f| *f != v)
+                .map(|f| format!(" ({f})"))
+                .unwrap_or_default();
+            let err = match &r.api_version {
+                Probed::Failed { error, .. } => format!(" [could not load: {error}]"),
+                _ => String::new(),
+            };
+            format!(
+                "runtime {v}{full}: {} [{}]{err}",
+                r.path,
+                r.origins.join(", ")
+            )
+        })
+        .collect();
+    if let Some(tks) = s.cuda.toolkits.get() {
+        for t in tks {
+            facts.push(format!(
+                "toolkit {} at {}{}",
+                t.version.as_deref().unwrap_or("?"),
+                t.root,
+                t.nvcc
+                    .get()
+                    .map(|n| format!(", nvcc {n}"))
+                    .unwrap_or_default()
+            ));
+        }
+    }
+    let head = if rts.is_empty() {
+        if unprobed_any(&s.cuda.runtimes) {
+            "not probed".to_string()
+        } else {
+            "no CUDA runtime found".to_string()
+        }
+    } else {
+        let mut vs: Vec<String> = rts.iter().filter_map(|r| r.version_string()).collect();
+        vs.dedup();
+        format!("runtime {}", vs.join(", "))
+    };
+    (head, facts)
+}
+
+/// The cuDNN area: each libcudnn found, with its version.
+fn describe_cudnn(s: &Snapshot) -> (String, Vec<String>) {
+    let libs = s.cudnn_list();
+    let facts = libs
+        .iter()
+        .map(|c| {
+            let err = match &c.version {
+                Probed::Failed { error, .. } => format!(" [could not load: {error}]"),
+                _ => String::new(),
+            };
+            format!(
+                "cuDNN {}: {} [{}]{err}",
+                c.version_string()
+                    .unwrap_or_else(|| "version unknown".into()),
+                c.path,
+                c.origins.join(", ")
+            )
+        })
+        .collect();
+    let head = if libs.is_empty() {
+        if unprobed_any(&s.cudnn) {
+            "not probed"
+        } else {
+            "none found"
+        }
+        .to_string()
+    } else {
+        let mut vs: Vec<String> = libs.iter().filter_map(|c| c.version_string()).collect();
+        vs.dedup();
+        vs.join(", ")
+    };
+    (head, facts)
+}
+
+/// The frameworks area: PyTorch, TensorFlow and JAX in each Python environment.
+fn describe_frameworks(s: &Snapshot) -> (String, Vec<String>) {
+    let mut facts = Vec::new();
+    let mut names = Vec::new();
+    for e in s.python_envs() {
+        let mut items = Vec::new();
+        if let Some(t) = &e.torch {
+            let how = match (&t.cuda, &t.hip) {
+                (Some(c), _) => format!("CUDA {c}"),
+                (None, Some(h)) => format!("ROCm {h}"),
+                _ => "CPU only".to_string(),
+            };
+            items.push(format!("torch {} ({how})", t.version));
+            names.push(format!("torch {}", t.version));
+        }
+        if let Some(tf) = &e.tensorflow {
+            let how = match (tf.is_cuda_build, &tf.cuda_version) {
+                (Some(true), Some(c)) => format!("CUDA {c}"),
+                (Some(false), _) => "CPU only".to_string(),
+                _ => "build unknown".to_string(),
+            };
+            items.push(format!("{} {} ({how})", tf.package, tf.version));
+            names.push(format!("tensorflow {}", tf.version));
+        }
+        for p in e.packages.iter().filter(|p| {
+            p.name == "jax"
+                || p.name == "jaxlib"
+                || p.name.starts_with("jax-cuda")
+                || p.name.starts_with("cupy")
+        }) {
+            items.push(format!("{} {}", p.name, p.version));
+            if p.name == "jax" {
+                names.push(format!("jax {}", p.version));
+            }
+        }
+        let nv = e
+            .packages
+            .iter()
+            .filter(|p| p.name.starts_with("nvidia-"))
+            .count();
+        if nv > 0 {
+            items.push(format!("{nv} nvidia-* wheels"));
+        }
+        if let Some(Probed::Found { value }) = &e.deep {
+            if let Some(avail) = value
+                .pointer("/torch/cuda_available")
+                .and_then(|v| v.as_bool())
+            {
+                items.push(format!("torch.cuda.is_available() = {avail}"));
+            }
+        }
+        if let Some(Probed::Failed { error, .. }) = &e.deep {
+            items.push(format!("deep probe failed: {error}"));
+        }
+        let py = e
+            .python_version
+            .as_deref()
+            .map(|v| format!("Python {v}, "))
+            .unwrap_or_default();
+        facts.push(format!(
+            "{} [{py}{}]: {}",
+            e.prefix,
+            e.origin,
+            if items.is_empty() {
+                "no GPU framework".to_string()
+            } else {
+                items.join(", ")
+            }
+        ));
+    }
+    let head = if names.is_empty() {
+        if unprobed_any(&s.python) {
+            "not probed".to_string()
+        } else {
+            format!(
+                "no PyTorch, TensorFlow or JAX in {} Python environment(s)",
+                s.python_envs().len()
+            )
+        }
+    } else {
+        names.join(", ")
+    };
+    (head, facts)
+}
+
+/// The environment area: the GPU-related variables set.
+fn describe_environment(s: &Snapshot) -> (String, Vec<String>) {
+    let facts: Vec<String> = s
+        .env
+        .iter()
+        .filter(|(k, _)| !matches!(k.as_str(), "VIRTUAL_ENV" | "CONDA_PREFIX"))
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    let head = if crate::report::env_unprobed(s) {
+        "not probed".to_string()
+    } else if facts.is_empty() {
+        "no GPU-related variables set".to_string()
+    } else {
+        format!("{} GPU-related variable(s) set", facts.len())
+    };
+    (head, facts)
 }
 
 /// The smoke area: what ran on each GPU, its rates, and steps skipped.

@@ -67,6 +67,16 @@ impl Out {
 pub fn render(report: &Report) -> String {
     let mut o = Out::default();
     let r = report;
+    add_run(&mut o, r);
+    add_finding_counts(&mut o, r);
+    add_gpus(&mut o, r);
+    add_smoke(&mut o, r);
+    add_stress(&mut o, r);
+    o.text()
+}
+
+/// The run itself: versions, verdict, each area's mark, when it ran.
+fn add_run(o: &mut Out, r: &Report) {
     o.add(
         "gpudoctor_info",
         "gpudoctor and compatibility matrix versions (always 1).",
@@ -105,6 +115,10 @@ pub fn render(report: &Report) -> String {
             t as f64,
         );
     }
+}
+
+/// Findings by category and severity (zeros included), and the waived ones.
+fn add_finding_counts(o: &mut Out, r: &Report) {
     for c in Category::ALL {
         for s in [Severity::Error, Severity::Warning, Severity::Info] {
             let n = r
@@ -129,6 +143,10 @@ pub fn render(report: &Report) -> String {
         &[],
         r.findings.iter().filter(|f| f.waived.is_some()).count() as f64,
     );
+}
+
+/// Each GPU's error findings, temperature, power, memory, PCIe link and health.
+fn add_gpus(o: &mut Out, r: &Report) {
     for g in r.snapshot.gpu_list() {
         let mut labels = vec![("gpu", g.index.to_string())];
         if let Some(u) = g.uuid.get() {
@@ -194,56 +212,13 @@ pub fn render(report: &Report) -> String {
             }
         }
         if let Some(h) = g.health.get() {
-            if let Some(e) = &h.ecc {
-                if let Some(v) = e.volatile_uncorrected {
-                    o.add(
-                        "gpudoctor_gpu_ecc_uncorrected_volatile",
-                        "Uncorrectable ECC errors since the driver loaded.",
-                        &labels,
-                        v as f64,
-                    );
-                }
-                if let Some(v) = e.aggregate_uncorrected {
-                    o.add(
-                        "gpudoctor_gpu_ecc_uncorrected_aggregate",
-                        "Uncorrectable ECC errors over the GPU's life.",
-                        &labels,
-                        v as f64,
-                    );
-                }
-                if let Some(v) = e.volatile_corrected {
-                    o.add(
-                        "gpudoctor_gpu_ecc_corrected_volatile",
-                        "Corrected ECC errors since the driver loaded.",
-                        &labels,
-                        v as f64,
-                    );
-                }
-            }
-            if let Some(rr) = &h.remapped_rows {
-                o.add(
-                    "gpudoctor_gpu_remapped_rows_uncorrectable",
-                    "Rows remapped for uncorrectable errors.",
-                    &labels,
-                    f64::from(rr.uncorrectable),
-                );
-                o.add(
-                    "gpudoctor_gpu_remap_pending",
-                    "1 when a row remap waits for a GPU reset.",
-                    &labels,
-                    if rr.pending { 1.0 } else { 0.0 },
-                );
-            }
-            if let Some(p) = h.pcie_replays {
-                o.add(
-                    "gpudoctor_gpu_pcie_replays",
-                    "PCIe replays since the driver loaded.",
-                    &labels,
-                    p as f64,
-                );
-            }
+            add_gpu_health(o, h, &labels);
         }
     }
+}
+
+/// Each GPU's smoke result and copy rates.
+fn add_smoke(o: &mut Out, r: &Report) {
     if let Some(run) = r.snapshot.smoke.get() {
         for g in &run.gpus {
             let labels = vec![("gpu", g.index.unwrap_or(g.ordinal).to_string())];
@@ -271,6 +246,10 @@ pub fn render(report: &Report) -> String {
             }
         }
     }
+}
+
+/// Each GPU's stress errors, memory coverage, temperature and FMA rate.
+fn add_stress(o: &mut Out, r: &Report) {
     if let Some(run) = &r.snapshot.stress {
         for g in &run.gpus {
             let labels = vec![("gpu", g.index.unwrap_or(g.ordinal).to_string())];
@@ -312,5 +291,56 @@ pub fn render(report: &Report) -> String {
             }
         }
     }
-    o.text()
+}
+
+/// A GPU's ECC errors, remapped rows and PCIe replays, where NVML read them.
+fn add_gpu_health(o: &mut Out, h: &crate::snapshot::GpuHealth, labels: &[(&str, String)]) {
+    if let Some(e) = &h.ecc {
+        if let Some(v) = e.volatile_uncorrected {
+            o.add(
+                "gpudoctor_gpu_ecc_uncorrected_volatile",
+                "Uncorrectable ECC errors since the driver loaded.",
+                labels,
+                v as f64,
+            );
+        }
+        if let Some(v) = e.aggregate_uncorrected {
+            o.add(
+                "gpudoctor_gpu_ecc_uncorrected_aggregate",
+                "Uncorrectable ECC errors over the GPU's life.",
+                labels,
+                v as f64,
+            );
+        }
+        if let Some(v) = e.volatile_corrected {
+            o.add(
+                "gpudoctor_gpu_ecc_corrected_volatile",
+                "Corrected ECC errors since the driver loaded.",
+                labels,
+                v as f64,
+            );
+        }
+    }
+    if let Some(rr) = &h.remapped_rows {
+        o.add(
+            "gpudoctor_gpu_remapped_rows_uncorrectable",
+            "Rows remapped for uncorrectable errors.",
+            labels,
+            f64::from(rr.uncorrectable),
+        );
+        o.add(
+            "gpudoctor_gpu_remap_pending",
+            "1 when a row remap waits for a GPU reset.",
+            labels,
+            if rr.pending { 1.0 } else { 0.0 },
+        );
+    }
+    if let Some(p) = h.pcie_replays {
+        o.add(
+            "gpudoctor_gpu_pcie_replays",
+            "PCIe replays since the driver loaded.",
+            labels,
+            p as f64,
+        );
+    }
 }

@@ -18,9 +18,6 @@ pub const RULE: Rule = Rule {
         category: Category::ArchUnsupported,
         area: Area::Gpus,
         summary: "A GPU's architecture is not supported by a framework build, the driver branch or a CUDA toolkit",
-        what: "For each GPU, checks each framework build's compiled architectures (a cubin runs on its own major at the same or a higher minor, sm_86 on sm_89; PTX JIT-compiles for newer GPUs), JAX's minimum compute capability, the last driver branch of the architecture (Kepler R470; Maxwell, Pascal, Volta R580) and the last CUDA major that builds for it (CUDA 13 needs 7.5+).",
-        why: "Without kernels for the GPU, frameworks fail with 'no kernel image is available for execution on the device' (209) or warn 'sm_120 is not compatible with the current PyTorch installation'; a driver branch that dropped the architecture does not see the GPU at all.",
-        fix: "Install a framework build that includes the GPU's architecture (or its PTX), or a driver branch that still supports the GPU.",
     },
     check,
 };
@@ -34,29 +31,7 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
     for b in builds(ctx.snap, m) {
         let windows = super::windows_fixes::on_windows(ctx.snap);
         for (g, cc) in &gpus {
-            let missing = if let Some(from) = b.arch_from {
-                matches!(coverage(&b.sass, &b.ptx, cc), Coverage::None).then(|| {
-                    format!(
-                        "{} has cubins for {} and PTX for {} ({from}); none runs on compute {cc} (a cubin runs only on its own major, PTX only on newer GPUs).",
-                        b.label,
-                        list(&b.sass),
-                        list(&b.ptx),
-                    )
-                })
-            } else if let Some(min) = &b.min_cc {
-                (split_cc(cc) < split_cc(min)).then(|| {
-                    format!("{} supports compute capability {min} and newer (JAX installation guide); this GPU is {cc}.", b.label)
-                })
-            } else if b.framework == Framework::Torch {
-                // No architecture list: a build made with a CUDA older than the first one that
-                // compiles for the GPU's major has no cubin for it.
-                let first = first_cuda_of_major(m, cc);
-                b.cuda.zip(first).filter(|(built, first)| built < first).map(|(built, first)| {
-                    format!("{} was built with CUDA {built}; the first CUDA that compiles for compute {}.x is {first}, so it has no cubin for this GPU.", b.label, cc.split('.').next().unwrap_or(cc))
-                })
-            } else {
-                None
-            };
+            let missing = missing_kernels(m, &b, cc);
             let Some(detail) = missing else { continue };
             let arch = m.arch_of_cc(cc).unwrap_or("this");
             let mut f = doc
@@ -93,9 +68,55 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
             out.push(f);
         }
     }
-    // Driver branches that dropped an architecture.
+    out.extend(dropped_by_driver(ctx, doc, &d, &gpus));
+    out.extend(dropped_by_toolkits(ctx, doc, &gpus));
+    out
+}
+
+/// Why build `b` has no kernels for compute capability `cc`, if it has none: no cubin of the
+/// same major nor PTX it can JIT, a JAX below its minimum, or a PyTorch built with a CUDA
+/// older than the GPU.
+fn missing_kernels(
+    m: &crate::matrix::Matrix,
+    b: &crate::compat::Build,
+    cc: &str,
+) -> Option<String> {
+    if let Some(from) = b.arch_from {
+        matches!(coverage(&b.sass, &b.ptx, cc), Coverage::None).then(|| {
+            format!(
+                "{} has cubins for {} and PTX for {} ({from}); none runs on compute {cc} (a cubin runs only on its own major, PTX only on newer GPUs).",
+                b.label,
+                list(&b.sass),
+                list(&b.ptx),
+            )
+        })
+    } else if let Some(min) = &b.min_cc {
+        (split_cc(cc) < split_cc(min)).then(|| {
+            format!("{} supports compute capability {min} and newer (JAX installation guide); this GPU is {cc}.", b.label)
+        })
+    } else if b.framework == Framework::Torch {
+        // No architecture list: a build made with a CUDA older than the first one that
+        // compiles for the GPU's major has no cubin for it.
+        let first = first_cuda_of_major(m, cc);
+        b.cuda.zip(first).filter(|(built, first)| built < first).map(|(built, first)| {
+            format!("{} was built with CUDA {built}; the first CUDA that compiles for compute {}.x is {first}, so it has no cubin for this GPU.", b.label, cc.split('.').next().unwrap_or(cc))
+        })
+    } else {
+        None
+    }
+}
+
+/// Driver branches that dropped an architecture.
+fn dropped_by_driver(
+    ctx: &Context,
+    doc: &RuleDoc,
+    d: &DriverFacts,
+    gpus: &[(&crate::snapshot::Gpu, String)],
+) -> Vec<Finding> {
+    let m = ctx.matrix;
+    let mut out = Vec::new();
     if let Some(v) = d.version {
-        for (g, cc) in &gpus {
+        for (g, cc) in gpus {
             let Some(row) = m.cc(cc) else { continue };
             let Some(last) = row.last_driver_branch else {
                 continue;
@@ -124,7 +145,17 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
             }
         }
     }
-    // CUDA toolkits and runtimes on the path that can no longer build for a GPU.
+    out
+}
+
+/// CUDA toolkits and runtimes on the path that can no longer build for a GPU.
+fn dropped_by_toolkits(
+    ctx: &Context,
+    doc: &RuleDoc,
+    gpus: &[(&crate::snapshot::Gpu, String)],
+) -> Vec<Finding> {
+    let m = ctx.matrix;
+    let mut out = Vec::new();
     let mut toolkit_cudas: Vec<(CudaVersion, String)> = Vec::new();
     if let Some(tks) = ctx.snap.cuda.toolkits.get() {
         for t in tks {
@@ -143,7 +174,7 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
         toolkit_cudas.push((c, format!("CUDA {c} (assumed)")));
     }
     for (c, what) in toolkit_cudas {
-        for (g, cc) in &gpus {
+        for (g, cc) in gpus {
             let Some(row) = m.cc(cc) else { continue };
             let Some(last) = row.last_cuda_major else {
                 continue;

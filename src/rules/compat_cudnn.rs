@@ -15,9 +15,6 @@ pub const RULE: Rule = Rule {
         category: Category::CudnnMismatch,
         area: Area::Cudnn,
         summary: "The cuDNN a framework can load is not the one it was built for, or does not match the CUDA runtime",
-        what: "For each PyTorch, TensorFlow and JAX build, compares the cuDNN it needs (PyTorch's pinned nvidia-cudnn wheel, TensorFlow's tested cuDNN, JAX's minimum) with the cuDNN it can load (the environment's nvidia-cudnn wheel, libcudnn in the environment or on the library path, or what torch.backends.cudnn.version() reported), and each cuDNN on the library path with the CUDA runtimes beside it.",
-        why: "A cuDNN of another major cannot be loaded ('Could not load dynamic library libcudnn.so.8', 'DNN library is not found'); TensorFlow refuses an older minor ('Loaded runtime CuDNN library: X but source was compiled with: Y'); PyTorch raises 'cuDNN version incompatibility'.",
-        fix: "Install the cuDNN the framework was built for: reinstalling the framework's pip package brings its pinned nvidia-cudnn wheel.",
     },
     check,
 };
@@ -27,115 +24,132 @@ fn major_minor(v: &str) -> Vec<u64> {
 }
 
 fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
+    let mut out: Vec<Finding> = builds(ctx.snap, ctx.matrix)
+        .iter()
+        .filter_map(|b| build_finding(ctx, doc, b))
+        .collect();
+    out.extend(search_path_findings(ctx, doc));
+    out
+}
+
+/// A framework build whose cuDNN is missing or older than the one it was built with.
+fn build_finding(ctx: &Context, doc: &RuleDoc, b: &crate::compat::Build) -> Option<Finding> {
+    let m = ctx.matrix;
+    let want = b.cudnn.clone()?;
+    // What the framework itself loaded, when --deep asked it.
+    let loaded = match (&b.env.deep, b.framework) {
+        (Some(Probed::Found { value }), Framework::Torch) => value
+            .pointer("/torch/cudnn")
+            .and_then(|v| v.as_u64())
+            .and_then(decode_cudnn),
+        _ => None,
+    };
+    let mut have = reachable_cudnn(ctx.snap, b.env);
+    if let Some(l) = &loaded {
+        have.insert(
+            0,
+            crate::compat::Reachable {
+                version: l.clone(),
+                place: "torch.backends.cudnn.version()".into(),
+            },
+        );
+    }
+    if have.is_empty() && !inspectable(b.env) {
+        return None;
+    }
+    let fix = libraries_fix(b, m, super::windows_fixes::on_windows(ctx.snap));
+    let (sev, problem) = cudnn_problem(b, &want, &have)?;
+    let found = if have.is_empty() {
+        "no cuDNN at all".to_string()
+    } else {
+        have.iter()
+            .map(|h| format!("cuDNN {} ({})", h.version, h.place))
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    let mut f = doc
+        .finding(sev, problem, format!("In {}, it can load {found}.", b.env.label()))
+        .fix_owned("Install the cuDNN this build expects, e.g. by reinstalling it with its CUDA libraries:", vec![fix])
+        .evidence(json!({"build": b.label, "expects": want, "available": have.iter().map(|h| json!({"version": h.version, "place": h.place})).collect::<Vec<_>>()}));
+    if let Some(s) = &b.source {
+        f = f.link(s);
+    }
+    Some(f)
+}
+
+/// What is wrong with the cuDNN build `b` can load (`have`) against the one it wants: JAX needs
+/// one in its range; PyTorch and TensorFlow one of the same major, not older. None when fine.
+fn cudnn_problem(
+    b: &crate::compat::Build,
+    want: &str,
+    have: &[crate::compat::Reachable],
+) -> Option<(Severity, String)> {
+    let want_mm = major_minor(want);
+    if b.framework == Framework::Jax {
+        let below = b.cudnn_below.clone();
+        let ok = have.iter().any(|h| {
+            let v = major_minor(&h.version);
+            cmp_dotted(&v, &want_mm) != std::cmp::Ordering::Less
+                && below
+                    .as_deref()
+                    .is_none_or(|bl| cmp_dotted(&v, &major_minor(bl)) == std::cmp::Ordering::Less)
+        });
+        if ok {
+            return None;
+        }
+        return Some((
+            Severity::Error,
+            format!(
+                "{} needs cuDNN >= {want}{}",
+                b.label,
+                below.map(|x| format!(" and < {x}")).unwrap_or_default()
+            ),
+        ));
+    }
+    let same_major: Vec<_> = have
+        .iter()
+        .filter(|h| major_minor(&h.version).first() == want_mm.first())
+        .collect();
+    if same_major.is_empty() {
+        Some((
+            Severity::Error,
+            format!(
+                "{} needs cuDNN {} ({want})",
+                b.label,
+                want_mm.first().copied().unwrap_or(0)
+            ),
+        ))
+    } else if same_major
+        .iter()
+        .all(|h| cmp_dotted(&major_minor(&h.version), &want_mm) == std::cmp::Ordering::Less)
+    {
+        // TensorFlow refuses an older minor; PyTorch warns or fails depending on release.
+        let sev = if b.framework == Framework::Tensorflow {
+            Severity::Error
+        } else {
+            Severity::Warning
+        };
+        Some((
+            sev,
+            format!(
+                "{} was built with cuDNN {want}; only an older {} is available",
+                b.label,
+                same_major
+                    .iter()
+                    .map(|h| h.version.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ))
+    } else {
+        None
+    }
+}
+
+/// cuDNN on the search path vs the CUDA runtimes beside it.
+fn search_path_findings(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
     let m = ctx.matrix;
     let mut out = Vec::new();
-    for b in builds(ctx.snap, m) {
-        let Some(want) = b.cudnn.clone() else {
-            continue;
-        };
-        // What the framework itself loaded, when --deep asked it.
-        let loaded = match (&b.env.deep, b.framework) {
-            (Some(Probed::Found { value }), Framework::Torch) => value
-                .pointer("/torch/cudnn")
-                .and_then(|v| v.as_u64())
-                .and_then(decode_cudnn),
-            _ => None,
-        };
-        let mut have = reachable_cudnn(ctx.snap, b.env);
-        if let Some(l) = &loaded {
-            have.insert(
-                0,
-                crate::compat::Reachable {
-                    version: l.clone(),
-                    place: "torch.backends.cudnn.version()".into(),
-                },
-            );
-        }
-        if have.is_empty() && !inspectable(b.env) {
-            continue;
-        }
-        let want_mm = major_minor(&want);
-        let fix = libraries_fix(&b, m, super::windows_fixes::on_windows(ctx.snap));
-        let (sev, problem) = match b.framework {
-            Framework::Jax => {
-                let below = b.cudnn_below.clone();
-                let ok = have.iter().any(|h| {
-                    let v = major_minor(&h.version);
-                    cmp_dotted(&v, &want_mm) != std::cmp::Ordering::Less
-                        && below.as_deref().is_none_or(|bl| {
-                            cmp_dotted(&v, &major_minor(bl)) == std::cmp::Ordering::Less
-                        })
-                });
-                if ok {
-                    continue;
-                }
-                (
-                    Severity::Error,
-                    format!(
-                        "{} needs cuDNN >= {want}{}",
-                        b.label,
-                        below.map(|x| format!(" and < {x}")).unwrap_or_default()
-                    ),
-                )
-            }
-            _ => {
-                let same_major: Vec<_> = have
-                    .iter()
-                    .filter(|h| major_minor(&h.version).first() == want_mm.first())
-                    .collect();
-                if same_major.is_empty() {
-                    (
-                        Severity::Error,
-                        format!(
-                            "{} needs cuDNN {} ({want})",
-                            b.label,
-                            want_mm.first().copied().unwrap_or(0)
-                        ),
-                    )
-                } else if same_major.iter().all(|h| {
-                    cmp_dotted(&major_minor(&h.version), &want_mm) == std::cmp::Ordering::Less
-                }) {
-                    // TensorFlow refuses an older minor; PyTorch warns or fails depending on release.
-                    let sev = if b.framework == Framework::Tensorflow {
-                        Severity::Error
-                    } else {
-                        Severity::Warning
-                    };
-                    (
-                        sev,
-                        format!(
-                            "{} was built with cuDNN {want}; only an older {} is available",
-                            b.label,
-                            same_major
-                                .iter()
-                                .map(|h| h.version.as_str())
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        ),
-                    )
-                } else {
-                    continue;
-                }
-            }
-        };
-        let found = if have.is_empty() {
-            "no cuDNN at all".to_string()
-        } else {
-            have.iter()
-                .map(|h| format!("cuDNN {} ({})", h.version, h.place))
-                .collect::<Vec<_>>()
-                .join("; ")
-        };
-        let mut f = doc
-            .finding(sev, problem, format!("In {}, it can load {found}.", b.env.label()))
-            .fix_owned("Install the cuDNN this build expects, e.g. by reinstalling it with its CUDA libraries:", vec![fix])
-            .evidence(json!({"build": b.label, "expects": want, "available": have.iter().map(|h| json!({"version": h.version, "place": h.place})).collect::<Vec<_>>()}));
-        if let Some(s) = &b.source {
-            f = f.link(s);
-        }
-        out.push(f);
-    }
-    // cuDNN on the search path vs the CUDA runtimes beside it.
     let runtimes: Vec<CudaVersion> = ctx
         .snap
         .runtime_list()

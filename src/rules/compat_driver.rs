@@ -18,9 +18,6 @@ pub const RULE: Rule = Rule {
         category: Category::DriverTooOld,
         area: Area::Driver,
         summary: "The NVIDIA driver is older than a framework build, CUDA runtime or GPU needs",
-        what: "Compares the CUDA version the driver supports (NVML / cuDriverGetVersion, or its branch in the matrix) with the CUDA each PyTorch, TensorFlow and JAX build was made with, the CUDA runtimes on the library path, the toolkits, and what each GPU needs, applying minor-version compatibility (11.x and later run on any driver of the same major above its minimum) except where a build must JIT-compile PTX for the GPU.",
-        why: "A driver too old for the CUDA runtime fails at the first CUDA call: 'CUDA driver version is insufficient for CUDA runtime version' (35), PyTorch's 'The NVIDIA driver on your system is too old (found version 11040)', or 'the provided PTX was compiled with an unsupported toolchain' (222).",
-        fix: "Install a driver at least as new as the requirement named, or a framework build made for an older CUDA.",
     },
     check,
 };
@@ -118,7 +115,16 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
         );
     }
 
-    // CUDA runtimes the loader finds by name, an assumed CUDA, and toolkits.
+    out.extend(runtime_findings(ctx, doc, &d, &terms));
+    out.extend(gpu_findings(doc, m, &d, &terms, &gpus));
+    out
+}
+
+/// CUDA runtimes the loader finds by name, an assumed CUDA, and toolkits, that the driver is
+/// too old for.
+fn runtime_findings(ctx: &Context, doc: &RuleDoc, d: &DriverFacts, terms: &Terms) -> Vec<Finding> {
+    let m = ctx.matrix;
+    let mut out = Vec::new();
     let mut seen: Vec<CudaVersion> = Vec::new();
     let assumed = ctx
         .snap
@@ -152,8 +158,8 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
             continue;
         }
         seen.push(c);
-        if let Runs::TooOld(req) = driver_runs(m, &d, c, false) {
-            let fix = install_driver_fix(&terms, req.as_ref().map(|r| &r.driver));
+        if let Runs::TooOld(req) = driver_runs(m, d, c, false) {
+            let fix = install_driver_fix(terms, req.as_ref().map(|r| &r.driver));
             out.push(
                 doc.finding(
                     if is_error { Severity::Error } else { Severity::Warning },
@@ -166,11 +172,21 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
             );
         }
     }
+    out
+}
 
-    // Each GPU needs at least the GA driver of the first CUDA that targets it (derived bound,
-    // reference/compat-facts.md §3).
+/// Each GPU needs at least the GA driver of the first CUDA that targets it (derived bound,
+/// reference/compat-facts.md §3).
+fn gpu_findings(
+    doc: &RuleDoc,
+    m: &crate::matrix::Matrix,
+    d: &DriverFacts,
+    terms: &Terms,
+    gpus: &[(&crate::snapshot::Gpu, String)],
+) -> Vec<Finding> {
+    let mut out = Vec::new();
     if let Some(have) = d.version {
-        for (g, cc) in &gpus {
+        for (g, cc) in gpus {
             let Some(row) = m.cc(cc) else { continue };
             let Some(first) = row.first_cuda.as_deref().and_then(CudaVersion::parse) else {
                 continue;
@@ -179,7 +195,7 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
                 continue;
             };
             if have < min {
-                let fix = install_driver_fix(&terms, Some(&min));
+                let fix = install_driver_fix(terms, Some(&min));
                 out.push(
                     doc.finding(
                         Severity::Error,

@@ -13,9 +13,6 @@ pub const RULE: Rule = Rule {
         category: Category::DriverLibraryMismatch,
         area: Area::Driver,
         summary: "A cuda-compat (forward compatibility) libcuda is used on a kernel branch or GPU it does not support",
-        what: "When libcuda.so.1 resolves into a CUDA toolkit's compat/ directory, checks the loaded kernel module's branch against the branches that cuda-compat package supports, and that the GPUs are not GeForce parts.",
-        why: "Forward compatibility works only on data center GPUs (and select RTX/Jetson) and only on listed base branches; otherwise CUDA fails with CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE (804) or CUDA_ERROR_SYSTEM_DRIVER_MISMATCH (803).",
-        fix: "Remove the compat directory from LD_LIBRARY_PATH (or the container's ld.so configuration), or run a supported kernel driver branch.",
     },
     check,
 };

@@ -14,9 +14,6 @@ pub const RULE: Rule = Rule {
         category: Category::CudaRuntimeMismatch,
         area: Area::Cuda,
         summary: "A framework's CUDA runtime is missing from its environment and the library path, or too old",
-        what: "For each PyTorch, TensorFlow and JAX build in an inspected environment, looks for a libcudart of the CUDA major it was built for, inside the environment (pip nvidia-* wheels, torch's bundled copy) or on the library path, at or above the oldest minor it accepts.",
-        why: "Without it the import fails ('libcudart.so.12: cannot open shared object file'), or TensorFlow silently falls back to the CPU ('Could not load dynamic library', 'Cannot dlopen some GPU libraries'); a runtime older than the build lacks symbols it uses.",
-        fix: "Reinstall the framework with its CUDA wheels (tensorflow[and-cuda], jax[cuda12], PyTorch from its CUDA index) or install the matching CUDA toolkit.",
     },
     check,
 };

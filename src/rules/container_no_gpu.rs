@@ -10,10 +10,8 @@ pub const RULE: Rule = Rule {
         id: "container.no-gpu",
         category: Category::ContainerNoGpu,
         area: Area::Host,
-        summary: "Inside a container started without GPU access (no /dev/nvidia*, no driver libraries)",
-        what: "When container markers are present (/.dockerenv, /run/.containerenv, Kubernetes variables, cgroups), checks that GPU device nodes and the driver's libraries were passed in, and reads NVIDIA_VISIBLE_DEVICES.",
-        why: "A container sees a GPU only when the NVIDIA Container Toolkit (or the Kubernetes device plugin) injects /dev/nvidia* and libnvidia-ml/libcuda; otherwise frameworks run on the CPU or fail with 'no CUDA-capable device is detected'.",
-        fix: "Start the container with GPU access: docker run --gpus all (NVIDIA Container Toolkit), podman --device nvidia.com/gpu=all (CDI), or request nvidia.com/gpu in the Kubernetes pod.",
+        summary:
+            "Inside a container started without GPU access (no /dev/nvidia*, no driver libraries)",
     },
     check,
 };

@@ -11,9 +11,6 @@ pub const RULE: Rule = Rule {
         category: Category::Configuration,
         area: Area::Environment,
         summary: "CUDA_VISIBLE_DEVICES hides every GPU or names GPUs that do not exist",
-        what: "Applies CUDA's rules to CUDA_VISIBLE_DEVICES: an empty value shows no GPU; entries are indexes, GPU-UUID prefixes or MIG ids; the first invalid entry hides itself and everything after it (0,2,-1,1 shows 0 and 2).",
-        why: "A stale or mistyped CUDA_VISIBLE_DEVICES makes CUDA report 'no CUDA-capable device is detected' (error 100) or 'invalid device ordinal' (101) on a healthy machine.",
-        fix: "Unset CUDA_VISIBLE_DEVICES, or list indexes that exist (nvidia-smi -L).",
     },
     check,
 };

@@ -12,9 +12,6 @@ pub const RULE: Rule = Rule {
         category: Category::Configuration,
         area: Area::Environment,
         summary: "CUDA debugger, injection or profiler variables are set",
-        what: "Looks for the variables DCGM's deployment check warns about: NSIGHT_CUDA_DEBUGGER, CUDA_INJECTION32_PATH, CUDA_INJECTION64_PATH, CUDA_AUTO_BOOST, CUDA_ENABLE_COREDUMP_ON_EXCEPTION, CUDA_COREDUMP_FILE, CUDA_DEVICE_WAITS_ON_EXCEPTION, CUDA_PROFILE, COMPUTE_PROFILE, OPENCL_PROFILE.",
-        why: "They load tools into every CUDA process or change how it behaves on errors; left set on a production node they slow jobs down or make them hang on an exception (DCGM nvvs Software plugin, 'Environment Variables' subtest).",
-        fix: "Unset them outside debugging sessions.",
     },
     check,
 };

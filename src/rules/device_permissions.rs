@@ -11,9 +11,6 @@ pub const RULE: Rule = Rule {
         category: Category::Configuration,
         area: Area::Driver,
         summary: "The /dev/nvidia* device nodes exist but this user cannot open them",
-        what: "Checks read and write access to /dev/nvidiactl, /dev/nvidia-uvm and /dev/nvidia<N> for the user running gpudoctor.",
-        why: "CUDA opens these nodes read-write; without access it reports no device (CUDA error 100) or NVML_ERROR_NO_PERMISSION, exactly as if there were no GPU. DCGM's deployment check warns when fewer nodes are readable than GPUs exist.",
-        fix: "Add the user to the group that owns the nodes (often 'video'), or fix the driver's NVreg_DeviceFileMode/udev rules.",
     },
     check,
 };

@@ -12,9 +12,6 @@ pub const RULE: Rule = Rule {
         category: Category::DriverLibraryMismatch,
         area: Area::Driver,
         summary: "Kernel module and user-space driver libraries are different versions",
-        what: "Compares the kernel module version (/proc/driver/nvidia/version, /sys/module/nvidia/version) with the NVML driver version and the version in libcuda's file name, and reads NVML's NVML_ERROR_LIB_RM_VERSION_MISMATCH.",
-        why: "A user-space driver that does not match the loaded module fails: 'Failed to initialize NVML: Driver/library version mismatch', CUDA error 803 (system has unsupported display driver / cuda driver combination). It usually follows a driver upgrade without a reboot.",
-        fix: "Reboot, or unload and reload the NVIDIA modules when no process uses the GPUs.",
     },
     check,
 };
@@ -116,7 +113,11 @@ fn on_windows(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
         .finding(
             Severity::Error,
             format!("nvml.dll and nvcuda.dll are from different drivers ({nvml} and {file})"),
-            format!("NVML reports driver {nvml}, but the CUDA driver library programs load, {path}, is from driver {file}. CUDA programs then fail to start or report the wrong driver (CUDA error 803, 'system has unsupported display driver / cuda driver combination'). A driver update that did not finish, or an nvcuda.dll copied next to a program, does this."),
+            format!("NVML reports driver {nvml}, but the CUDA driver library programs load, \
+                {path}, is from driver {file}. CUDA programs then fail to start or \
+                report the wrong driver (CUDA error 803, 'system has unsupported \
+                display driver / cuda driver combination'). A driver update that did \
+                not finish, or an nvcuda.dll copied next to a program, does this."),
         )
         .fix(
             "Reinstall the NVIDIA driver (its installer's clean installation option) and restart Windows; remove any nvcuda.dll copied into a program's folder:",

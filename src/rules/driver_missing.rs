@@ -13,9 +13,6 @@ pub const RULE: Rule = Rule {
         category: Category::DriverMissing,
         area: Area::Driver,
         summary: "No usable NVIDIA driver: module not loaded, nouveau bound, libraries or device nodes missing",
-        what: "Looks for the NVIDIA kernel module (/proc/driver/nvidia/version, /sys/module/nvidia), the user-space driver (NVML, libcuda.so.1), the /dev/nvidia* device nodes, and the nouveau driver. On Windows: whether nvml.dll or nvcuda.dll loads.",
-        why: "Without all of them no CUDA program can use a GPU: frameworks fall back to the CPU or fail with 'no CUDA-capable device is detected' / 'NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver'.",
-        fix: "Install the NVIDIA driver for your distribution, blacklist nouveau, load the module (modprobe nvidia) and create the device nodes (nvidia-modprobe).",
     },
     check,
 };
@@ -38,10 +35,6 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
     }
     let pci = d.pci_devices.get().cloned().unwrap_or_default();
     let gpus_on_bus: Vec<_> = pci.iter().filter(|p| p.is_gpu()).collect();
-    let nouveau_bound: Vec<_> = gpus_on_bus
-        .iter()
-        .filter(|p| p.driver.as_deref() == Some("nouveau"))
-        .collect();
     let nouveau = d.nouveau_loaded.get().copied().unwrap_or(false);
     let module = d.kernel_module.is_found() || d.sys_module_version.is_found();
     let nvml_code = d.nvml.code().unwrap_or("");
@@ -54,42 +47,7 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
     });
 
     if ctx.driver_present() && module {
-        // The module is loaded; are the device nodes there?
-        let nodes = d.device_nodes.get().cloned().unwrap_or_default();
-        let has_ctl = nodes.iter().any(|n| n.path.ends_with("/nvidiactl"));
-        let has_gpu = nodes.iter().any(|n| {
-            n.path
-                .rsplit('/')
-                .next()
-                .and_then(|f| f.strip_prefix("nvidia"))
-                .is_some_and(|r| !r.is_empty() && r.bytes().all(|b| b.is_ascii_digit()))
-        });
-        let has_uvm = nodes.iter().any(|n| n.path.ends_with("/nvidia-uvm"));
-        if d.device_nodes.is_found()
-            && (!has_ctl || !has_gpu)
-            && s.host.get().is_some_and(|h| h.container.is_none())
-        {
-            return vec![doc
-                .finding(
-                    Severity::Error,
-                    "The NVIDIA module is loaded but its device nodes are missing",
-                    "/dev/nvidiactl or /dev/nvidia0… do not exist, so no program can open a GPU. They are created by nvidia-modprobe or udev when the driver loads.",
-                )
-                .fix("Create the device nodes (as root):", &["sudo nvidia-modprobe -c 0 -u"])
-                .evidence(json!({"device_nodes": nodes.iter().map(|n| &n.path).collect::<Vec<_>>()}))
-                .link(INSTALL_LINK)];
-        }
-        if d.device_nodes.is_found() && has_ctl && has_gpu && !has_uvm {
-            return vec![doc
-                .finding(
-                    Severity::Error,
-                    "/dev/nvidia-uvm is missing: the nvidia_uvm module is not loaded",
-                    "CUDA needs the unified-memory module; without it cuInit fails with CUDA_ERROR_UNKNOWN (999) and PyTorch reports 'CUDA unknown error' (common after suspend/resume).",
-                )
-                .fix("Load the module and create its node (as root):", &["sudo modprobe nvidia_uvm", "sudo nvidia-modprobe -c 0 -u"])
-                .link("https://github.com/pytorch/pytorch/issues/49081")];
-        }
-        return Vec::new();
+        return device_nodes(s, doc);
     }
     if ctx.driver_present() {
         // A version is known without a loaded module (assumed, or NVML/libcuda only): fine
@@ -103,6 +61,68 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
         return Vec::new();
     }
 
+    let (title, detail, fix) = diagnosis(ctx, &gpus_on_bus, nouveau, module);
+    vec![doc
+        .finding(Severity::Error, title, detail)
+        .with_fix(fix)
+        .evidence(evidence)
+        .link(INSTALL_LINK)]
+}
+
+/// The module is loaded; are the device nodes there?
+fn device_nodes(s: &crate::snapshot::Snapshot, doc: &RuleDoc) -> Vec<Finding> {
+    let d = &s.driver;
+    let nodes = d.device_nodes.get().cloned().unwrap_or_default();
+    let has_ctl = nodes.iter().any(|n| n.path.ends_with("/nvidiactl"));
+    let has_gpu = nodes.iter().any(|n| {
+        n.path
+            .rsplit('/')
+            .next()
+            .and_then(|f| f.strip_prefix("nvidia"))
+            .is_some_and(|r| !r.is_empty() && r.bytes().all(|b| b.is_ascii_digit()))
+    });
+    let has_uvm = nodes.iter().any(|n| n.path.ends_with("/nvidia-uvm"));
+    if d.device_nodes.is_found()
+        && (!has_ctl || !has_gpu)
+        && s.host.get().is_some_and(|h| h.container.is_none())
+    {
+        return vec![doc
+            .finding(
+                Severity::Error,
+                "The NVIDIA module is loaded but its device nodes are missing",
+                "/dev/nvidiactl or /dev/nvidia0… do not exist, so no program can open a GPU. They are created by nvidia-modprobe or udev when the driver loads.",
+            )
+            .fix("Create the device nodes (as root):", &["sudo nvidia-modprobe -c 0 -u"])
+            .evidence(json!({"device_nodes": nodes.iter().map(|n| &n.path).collect::<Vec<_>>()}))
+            .link(INSTALL_LINK)];
+    }
+    if d.device_nodes.is_found() && has_ctl && has_gpu && !has_uvm {
+        return vec![doc
+            .finding(
+                Severity::Error,
+                "/dev/nvidia-uvm is missing: the nvidia_uvm module is not loaded",
+                "CUDA needs the unified-memory module; without it cuInit fails with CUDA_ERROR_UNKNOWN (999) and PyTorch reports 'CUDA unknown error' (common after suspend/resume).",
+            )
+            .fix("Load the module and create its node (as root):", &["sudo modprobe nvidia_uvm", "sudo nvidia-modprobe -c 0 -u"])
+            .link("https://github.com/pytorch/pytorch/issues/49081")];
+    }
+    Vec::new()
+}
+
+/// Why there is no driver, and its fix: nouveau in the way, the user-space driver missing, the
+/// module not loaded for the GPUs on the bus, or no driver at all.
+fn diagnosis(
+    ctx: &Context,
+    gpus_on_bus: &[&crate::snapshot::PciDevice],
+    nouveau: bool,
+    module: bool,
+) -> (&'static str, String, Fix) {
+    let s = ctx.snap;
+    let d = &s.driver;
+    let nouveau_bound: Vec<_> = gpus_on_bus
+        .iter()
+        .filter(|p| p.driver.as_deref() == Some("nouveau"))
+        .collect();
     let terms = Terms::of(s);
     let module_version = d.kernel_version().map(str::to_string);
     let module_branch = module_version
@@ -110,9 +130,7 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
         .and_then(|v| v.split('.').next())
         .map(str::to_string);
     let newest = ctx.matrix.newest_branch().unwrap_or(580).to_string();
-    let (title, detail, fix): (&str, String, Fix) = if !nouveau_bound.is_empty()
-        || (nouveau && !module)
-    {
+    if !nouveau_bound.is_empty() || (nouveau && !module) {
         (
             "The nouveau driver is bound to the GPU instead of the NVIDIA driver",
             format!(
@@ -180,12 +198,7 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
                 f
             },
         )
-    };
-    vec![doc
-        .finding(Severity::Error, title, detail)
-        .with_fix(fix)
-        .evidence(evidence)
-        .link(INSTALL_LINK)]
+    }
 }
 
 /// Windows has no kernel module or device nodes to look at: the driver is there when NVML
@@ -201,7 +214,11 @@ fn on_windows(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
             Severity::Error,
             "No NVIDIA driver found",
             format!(
-                "Neither NVML (nvml.dll) nor the CUDA driver (nvcuda.dll) could be loaded ({nvml}), so no CUDA program can use a GPU: PyTorch reports torch.cuda.is_available() as False and TensorFlow lists no GPU. Without an NVIDIA GPU, or with only Windows' basic display driver, this is what Windows shows."
+                "Neither NVML (nvml.dll) nor the CUDA driver (nvcuda.dll) could be \
+                    loaded ({nvml}), so no CUDA program can use a GPU: PyTorch reports \
+                    torch.cuda.is_available() as False and TensorFlow lists no GPU. Without \
+                    an NVIDIA GPU, or with only Windows' basic display driver, this is what \
+                    Windows shows."
             ),
         )
         .fix(

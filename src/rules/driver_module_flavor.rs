@@ -15,9 +15,6 @@ pub const RULE: Rule = Rule {
         category: Category::ArchUnsupported,
         area: Area::Driver,
         summary: "The open or proprietary kernel module does not support this GPU",
-        what: "Compares the flavour of the loaded kernel module (/proc/driver/nvidia/version: 'Open Kernel Module' or 'Kernel Module') with each GPU's architecture.",
-        why: "The open GPU kernel modules (the default from R560) drive Turing and newer GPUs only: on Maxwell, Pascal or Volta they refuse the GPU ('not supported by open nvidia.ko because it does not include the required GPU System Processor'). Grace Hopper and Blackwell GPUs are supported by the open modules only (NVIDIA, July 2024).",
-        fix: "Install the other flavour of the same driver branch (the nvidia-driver-XXX-open or nvidia-driver-XXX package, or the .run installer's -m=kernel-open / -m=kernel), then reboot.",
     },
     check,
 };

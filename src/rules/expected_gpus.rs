@@ -11,9 +11,6 @@ pub const RULE: Rule = Rule {
         category: Category::HardwareFault,
         area: Area::Gpus,
         summary: "Fewer (or more) GPUs than --expect-gpus says the node has",
-        what: "With --expect-gpus N, compares N with the GPUs NVML lists and the NVIDIA GPUs on the PCI bus.",
-        why: "A GPU that fell off the bus, failed to initialise or was excluded leaves a node with fewer GPUs than its jobs ask for; fleet health checks (Azure NHC, NVIDIA Health Validation) fail such a node.",
-        fix: "Look at the kernel log for Xid 79 / RmInitAdapter failures; reseat or replace the GPU, or reboot the node.",
     },
     check,
 };

@@ -13,9 +13,6 @@ pub const RULE: Rule = Rule {
         category: Category::FabricManager,
         area: Area::Driver,
         summary: "An NVSwitch system without nvidia-fabricmanager running at the driver's version",
-        what: "Counts NVSwitch devices on the PCI bus (NVIDIA bridge class 0x0680) and checks that nv-fabricmanager runs, at the same version as the kernel driver.",
-        why: "Without the Fabric Manager the NVSwitch fabric is not initialised and CUDA fails with 'system not yet initialized' (802) although nvidia-smi works; a Fabric Manager of another version than the driver refuses to start.",
-        fix: "Install nvidia-fabricmanager of the driver's exact version and enable it.",
     },
     check,
 };

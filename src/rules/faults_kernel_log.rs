@@ -18,9 +18,6 @@ pub const RULE: Rule = Rule {
         category: Category::DriverFault,
         area: Area::Driver,
         summary: "NVIDIA driver, PCIe and OOM-killer messages in the kernel log",
-        what: "Reads the kernel log of the look-back window for every event of knowledge/kernel-events.yaml: the NVIDIA driver's NVRM messages (fallen off the bus, RmInitAdapter failed, API mismatch, probe routine not called or the GPU bound to another driver, no devices, unsupported GPU, open module without GSP, invalid BARs, GSP unresponsive, failed to boot or crashed, the RC watchdog, assertions, crash dumps), nouveau owning the GPU, Secure Boot rejecting the module, PCIe AER errors, OOM-killer kills, NVSwitch SXids and Fabric Manager errors; on Windows, the System event log's display-driver resets (TDR: Display 4101, nvlddmkm 153).",
-        why: "These lines say why a GPU is missing or unusable when NVML only says it is: the driver could not initialise it, a user-space upgrade without reboot, nouveau holding the GPU, Secure Boot rejecting the module, a failing PCIe link.",
-        fix: "Follow the fix given with each message.",
     },
     check,
 };

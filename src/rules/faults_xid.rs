@@ -14,9 +14,6 @@ pub const RULE: Rule = Rule {
         category: Category::HardwareFault,
         area: Area::Gpus,
         summary: "Xid errors in the kernel log, with NVIDIA's meaning and the action to take",
-        what: "Reads the kernel log of the look-back window (default 24 h) for 'NVRM: Xid' lines in every format the driver prints, maps each Xid through NVIDIA's Xid catalog to a meaning, category, severity and action, attributes it to its GPU by PCI bus id and counts repeats.",
-        why: "Xids are the driver's own report of GPU faults: ECC errors (48, 63, 64, 94, 95), a GPU fallen off the bus (79), GSP firmware timeouts (119, 120), NVLink errors (74), application faults (13, 31, 43). They explain crashes and slowdowns that nothing else shows.",
-        fix: "Follow the action of each Xid: restart the application for application errors; reset the GPU or reboot for driver and memory errors; drain the node and contact the vendor for repeated hardware errors.",
     },
     check,
 };

@@ -16,9 +16,6 @@ pub const RULE: Rule = Rule {
         category: Category::GpuMemoryExhausted,
         area: Area::Gpus,
         summary: "Other processes hold so much GPU memory that a new job will run out of memory",
-        what: "For each GPU, compares free memory with the total and names the compute processes holding memory (PID, name, amount).",
-        why: "A job sized for the whole card fails with 'CUDA out of memory. Tried to allocate …' when another process (a leftover notebook kernel, a zombie trainer) holds memory. JAX preallocates 75% of the card by default, so it fails as soon as more than a quarter is taken.",
-        fix: "Stop the processes holding memory (or wait for them), or size the job to the memory that is free.",
     },
     check,
 };

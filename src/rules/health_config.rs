@@ -11,10 +11,8 @@ pub const RULE: Rule = Rule {
         id: "health.config",
         category: Category::Configuration,
         area: Area::Gpus,
-        summary: "Persistence mode off, compute mode prohibited or exclusive, MIG on with no instances",
-        what: "Reads each GPU's persistence mode, compute mode and MIG mode (current, pending, instances).",
-        why: "Without persistence the driver tears GPU state down when the last client exits (slow starts, volatile ECC counters reset; DCGM warns); PROHIBITED refuses every CUDA context and EXCLUSIVE_PROCESS all but one ('CUDA-capable device(s) is/are busy or unavailable', 46); MIG without instances leaves CUDA no device (100).",
-        fix: "nvidia-smi -pm 1 (or run nvidia-persistenced); nvidia-smi -c DEFAULT; create MIG instances or disable MIG.",
+        summary:
+            "Persistence mode off, compute mode prohibited or exclusive, MIG on with no instances",
     },
     check,
 };
@@ -51,7 +49,8 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
             if m.current && instances == Some(0) {
                 out.push(doc.finding(Severity::Error, format!("{l}: MIG is enabled but no MIG instance exists"),
                     "With MIG on and no GPU/compute instance, CUDA sees no device on this GPU ('no CUDA-capable device is detected', 100).".to_string())
-                    .fix_owned("Create instances (nvidia-smi mig -lgip lists the profiles), or disable MIG (may need a GPU reset):", vec![format!("sudo nvidia-smi mig -i {} -lgip", g.index), format!("sudo nvidia-smi mig -i {} -cgi <profile> -C", g.index), format!("sudo nvidia-smi -i {} -mig 0", g.index)])
+                    .fix_owned("Create instances (nvidia-smi mig -lgip lists the profiles), or disable \
+                        MIG (may need a GPU reset):", vec![format!("sudo nvidia-smi mig -i {} -lgip", g.index), format!("sudo nvidia-smi mig -i {} -cgi <profile> -C", g.index), format!("sudo nvidia-smi -i {} -mig 0", g.index)])
                     .evidence(json!({"mig_mode": m, "mig_devices": instances})).on_gpu(g.index));
             }
             if m.current != m.pending {

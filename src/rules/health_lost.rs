@@ -14,9 +14,6 @@ pub const RULE: Rule = Rule {
         category: Category::HardwareFault,
         area: Area::Gpus,
         summary: "A GPU is lost or needs a reset, or is on the PCI bus but not usable",
-        what: "Looks for NVML's GPU_IS_LOST and RESET_REQUIRED answers, and compares the NVIDIA GPUs bound to the nvidia driver on the PCI bus with the GPUs NVML lists.",
-        why: "A lost GPU (usually after Xid 79) fails every job placed on it; a GPU on the bus that the driver cannot use shrinks the node.",
-        fix: "Reboot the node; if the GPU stays missing, check power, seating and the kernel log (RmInitAdapter, Xid 79) and contact the vendor.",
     },
     check,
 };

@@ -13,9 +13,6 @@ pub const RULE: Rule = Rule {
         category: Category::EccMemory,
         area: Area::Gpus,
         summary: "GPU memory errors: uncorrectable ECC, retired pages, row-remap pending or failed, recovery action, InfoROM",
-        what: "Reads each GPU's ECC counters (volatile and aggregate, SRAM and DRAM), retired pages and pending retirement (before Ampere), remapped rows (pending, failure, counts, banks without spares; Ampere and newer), the recovery action the driver asks for, and InfoROM validity.",
-        why: "Uncorrectable memory errors corrupt results or crash jobs; a pending remap or retirement takes effect only after a GPU reset; a remap failure is NVIDIA's RMA criterion. DCGM fails a GPU on a volatile uncorrectable error, 63 retired pages, or a remap failure.",
-        fix: "Drain the GPU and reset it (nvidia-smi -r) or reboot; for a remap failure or too many retired pages, run NVIDIA's field diagnostics and start an RMA.",
     },
     check,
 };

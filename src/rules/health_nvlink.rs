@@ -12,9 +12,6 @@ pub const RULE: Rule = Rule {
         category: Category::HardwareFault,
         area: Area::Gpus,
         summary: "NVLink links down while others are up, or NVLink CRC errors at a high rate",
-        what: "Reads each NVLink link's state and its data-link replay, recovery and CRC counters.",
-        why: "A link down on an NVLink system forces peer traffic over PCIe or fails NCCL; high CRC rates precede Xid 74 and link resets.",
-        fix: "Reset the GPU; reseat NVLink bridges or contact the vendor for SXM systems.",
     },
     check,
 };

@@ -13,9 +13,6 @@ pub const RULE: Rule = Rule {
         category: Category::PcieDegraded,
         area: Area::Gpus,
         summary: "PCIe link below its generation or width under load, or too many PCIe replays",
-        what: "Compares the current PCIe generation and width with their maximum (the lower of GPU and slot) only while the GPU is busy, since links train down at idle to save power; rates the replay counter against DCGM's per-lane limit.",
-        why: "A link at x8 or a lower generation under load halves host-device bandwidth (data loading, NCCL over PCIe); many replays mean a marginal link (riser, slot, cable) that can end in Xid 79.",
-        fix: "Reseat the GPU and riser, check the BIOS slot settings, and run the vendor's PCIe diagnostics.",
     },
     check,
 };

@@ -12,9 +12,6 @@ pub const RULE: Rule = Rule {
         category: Category::ThermalPower,
         area: Area::Gpus,
         summary: "Clocks slowed by heat, power brake or hardware slowdown under load; temperature at the slowdown threshold",
-        what: "Reads the clock event (throttle) reasons and tells normal ones (idle, application clocks, software power cap, sync boost, display) from faults (hardware slowdown, hardware thermal, software thermal, power brake); judges them only while the GPU is busy. Compares the temperature with the GPU's slowdown threshold.",
-        why: "A GPU held back by heat or a power-brake signal runs jobs up to 2x slower and points at cooling or power-supply faults; DCGM's diagnostics fail on these reasons.",
-        fix: "Check cooling (fans, airflow, dust, data-center inlet temperature) and power (PSU, cables, power-brake signals).",
     },
     check,
 };

@@ -13,9 +13,6 @@ pub const RULE: Rule = Rule {
         category: Category::Configuration,
         area: Area::Driver,
         summary: "A Jetson/Tegra board: integrated GPU, driver from Jetson Linux, NVML missing or partial",
-        what: "Looks for the Tegra markers NVIDIA's container stack uses (/etc/nv_tegra_release, /sys/devices/soc0/family \"Tegra\") and an \"nvidia,tegra…\" SoC in the device tree; then whether libcuda.so.1 (from Jetson Linux) loads.",
-        why: "On a Jetson the data-center driver checks do not apply: there is no nvidia kernel module and no PCI GPU, and NVML answers few calls or none, so GPU health comes from tegrastats. CUDA still needs Jetson Linux's libcuda.so.1, which a container only has when started with the NVIDIA runtime.",
-        fix: "Nothing, when libcuda.so.1 loads: read load, clocks and temperatures with tegrastats. Without libcuda: install JetPack's CUDA driver (the nvidia-jetpack package), or start the container with --runtime nvidia.",
     },
     check,
 };

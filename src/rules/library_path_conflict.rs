@@ -12,9 +12,6 @@ pub const RULE: Rule = Rule {
         category: Category::LibraryPathConflict,
         area: Area::Cuda,
         summary: "CUDA runtimes or cuDNN libraries of different majors on the loader's search path",
-        what: "Among the libcudart and libcudnn files the dynamic loader finds by name (LD_LIBRARY_PATH and the ld.so cache), looks for more than one major version.",
-        why: "With two majors on the path, which one a program gets depends on the order of directories and on what was loaded first; a framework built for one major then fails with 'Could not load dynamic library', 'Loaded runtime CuDNN library: X but source was compiled with: Y', or symbol errors.",
-        fix: "Keep one CUDA major (and one cuDNN major) on LD_LIBRARY_PATH; let pip-installed frameworks use their own nvidia-* wheels.",
     },
     check,
 };

@@ -14,9 +14,6 @@ pub const RULE: Rule = Rule {
         category: Category::MatrixStale,
         area: Area::Frameworks,
         summary: "A driver, CUDA or framework version is newer than the compatibility matrix knows",
-        what: "Compares the PyTorch, TensorFlow and JAX releases, the CUDA runtimes and toolkits, and a driver whose CUDA version could not be read, with the newest entries of the matrix.",
-        why: "The matrix cannot say whether a release it does not know works on this machine; reporting nothing would read as 'compatible'.",
-        fix: "Install the latest gpudoctor release (each release embeds the matrix of its day), or install only the newer matrix: download gpudoctor-matrix.yaml and gpudoctor-matrix.yaml.sha256 from the latest release, then gpudoctor matrix update --from gpudoctor-matrix.yaml --sha256 HEX.",
     },
     check,
 };

@@ -1,6 +1,6 @@
 //! Rules: pure functions from the snapshot (and the matrix) to findings. One rule per file; each
-//! documents itself (what it checks, why, the fix), which `gpudoctor rules` lists and
-//! `explain --rule` prints. Compatibility rules join from the matrix and health rules from the
+//! documents itself (what it checks, why, the fix: its prose in `rules-text/rules.yaml`), which
+//! `gpudoctor rules` lists and `explain --rule` prints. Compatibility rules join from the matrix and health rules from the
 //! fault detection, through the same [`Rule`] registry.
 
 mod compat_arch;
@@ -45,6 +45,7 @@ mod stress_watch;
 mod stub_libcuda;
 #[cfg(test)]
 mod testkit;
+mod texts;
 mod unloadable_library;
 mod windows_adapter;
 pub mod windows_fixes;
@@ -55,6 +56,25 @@ pub use crate::snapshot::unprobed;
 use crate::snapshot::Snapshot;
 pub use crate::vocab::{gib, RuleDoc};
 use crate::vocab::{Finding, Fix, Severity};
+
+/// The rule's prose, from `rules-text/rules.yaml` (empty where the file lacks the rule, which a
+/// test forbids).
+impl RuleDoc {
+    /// What the rule checks.
+    pub fn what(&self) -> &'static str {
+        texts::of(self.id).map_or("", |t| t.what.as_str())
+    }
+
+    /// Why it matters: what a user sees when it fires.
+    pub fn why(&self) -> &'static str {
+        texts::of(self.id).map_or("", |t| t.why.as_str())
+    }
+
+    /// The fix, in general; each finding carries its own.
+    pub fn fix(&self) -> &'static str {
+        texts::of(self.id).map_or("", |t| t.fix.as_str())
+    }
+}
 
 pub struct Rule {
     pub doc: RuleDoc,

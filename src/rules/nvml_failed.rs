@@ -14,9 +14,6 @@ pub const RULE: Rule = Rule {
         category: Category::DriverFault,
         area: Area::Driver,
         summary: "NVML returned an error: it could not initialise, count the GPUs or open one",
-        what: "Reads how NVML's initialisation, nvmlDeviceGetCount and nvmlDeviceGetHandleByIndex ended, when the reason is not a missing driver, a driver/library mismatch, a timeout or a crash (their own rules report those).",
-        why: "nvidia-smi, DCGM, Kubernetes' device plugin and the frameworks' device queries use the same calls: when NVML cannot list or open a GPU, no job can use it. NVML_ERROR_GPU_IS_LOST means the GPU fell off the bus; NVML_ERROR_NO_PERMISSION a device node this user cannot open; NVML_ERROR_UNKNOWN a driver in a bad state.",
-        fix: "Read the kernel log for Xid and NVRM errors; reset the GPU or reboot; for permissions, fix the device nodes' group.",
     },
     check,
 };
@@ -89,7 +86,12 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
             .finding(
                 Severity::Error,
                 "The NVIDIA driver is loaded but NVML lists no GPUs",
-                "nvmlDeviceGetCount answered 0: no program on this machine can use a GPU. In a container, no GPU was passed in (NVIDIA_VISIBLE_DEVICES, --gpus); on a host, the GPUs failed to initialise (look for RmInitAdapter failed in the kernel log) or are bound to another driver (vfio-pci for a VM).".to_string(),
+                "nvmlDeviceGetCount answered 0: no program on this machine can use a \
+                    GPU. In a container, no GPU was passed in (NVIDIA_VISIBLE_DEVICES, \
+                    --gpus); on a host, the GPUs failed to initialise (look for \
+                    RmInitAdapter failed in the kernel log) or are bound to another driver \
+                    (vfio-pci for a VM)."
+                    .to_string(),
             )
             .fix(
                 "See what the driver and the PCI bus say:",

@@ -14,9 +14,6 @@ pub const RULE: Rule = Rule {
         category: Category::Configuration,
         area: Area::Gpus,
         summary: "A limit of the --policy file is not met (driver, temperature, ECC)",
-        what: "Compares the driver version, each GPU's temperature and lifetime uncorrectable ECC errors with the limits the policy file sets for this node class.",
-        why: "Fleets hold node classes to their own standards: a pinned minimum driver, a cooler idle temperature, no uncorrectable errors at all.",
-        fix: "Bring the node to the class's standard (driver upgrade, cooling, GPU replacement), or change the policy.",
     },
     check,
 };

@@ -13,9 +13,6 @@ pub const RULE: Rule = Rule {
         // The default; each finding takes the area of the findings its waiver covered.
         area: Area::Environment,
         summary: "A --policy waiver is past its expiry date",
-        what: "Lists waivers of the policy file whose date has passed while the findings they covered are still there; each is shown beside those findings.",
-        why: "Waivers are for known, scheduled work; an expired one means the work is late or the waiver was forgotten.",
-        fix: "Fix the waived problem, or renew the waiver with a new date and reason.",
     },
     check,
 };

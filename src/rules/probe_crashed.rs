@@ -11,9 +11,6 @@ pub const RULE: Rule = Rule {
         category: Category::DriverFault,
         area: Area::Driver,
         summary: "A driver library (NVML) crashed, aborted or exited while it was probed",
-        what: "NVML is probed in a helper process of its own; records a helper that was killed by a signal or exited without an answer, with the call it was in.",
-        why: "A driver library that crashes in gpudoctor's probe crashes every program that calls it the same way: nvidia-smi, DCGM, the frameworks' device queries and Kubernetes' device plugin. It is usually a broken or half-upgraded driver installation, or a GPU the driver cannot talk to.",
-        fix: "Look at the kernel log for NVRM and Xid messages, check that the driver libraries match the kernel module, and reinstall the driver or reboot.",
     },
     check,
 };

@@ -11,9 +11,6 @@ pub const RULE: Rule = Rule {
         category: Category::ProbeTimeout,
         area: Area::Driver,
         summary: "A probe did not answer before its deadline (a wedged driver or file system)",
-        what: "Records every probe that missed its deadline (--timeout) or failed internally, including a --deep framework import that did not finish.",
-        why: "A driver that hangs in NVML or /proc reads is itself a fault: nvidia-smi hangs the same way. What the probe would have found is unknown ([?]).",
-        fix: "A --deep import that timed out: give it more time (--timeout N). A driver probe: look at the kernel log for NVRM and Xid messages; a GPU that hangs the driver usually needs a reset or a reboot.",
     },
     check,
 };
@@ -54,17 +51,23 @@ fn deep_import(doc: &RuleDoc, p: &crate::snapshot::ProbeRun) -> Finding {
     let secs = p.millis as f64 / 1000.0;
     // Three times what it had, in whole tens of seconds, within --timeout's limit.
     let more = (((secs * 3.0) / 10.0).ceil() * 10.0).clamp(30.0, 3600.0) as u64;
-    let mut f = doc.finding(
-        Severity::Warning,
-        format!("Importing the frameworks in {env} timed out after {secs:.1} s"),
-        "--deep imports torch, tensorflow and jax in each Python environment under --timeout; this import did not finish, so what it would have shown (torch.cuda.is_available(), the architectures the build has, the cuDNN it loads) is unknown. A first import after boot or on a network file system can take tens of seconds; one that never finishes hangs in CUDA initialisation (then check the kernel log)."
-            .to_string(),
-    )
-    .fix_owned(
-        format!("Give the imports more time with --timeout {more} (seconds, at most 3600):"),
-        vec![format!("gpudoctor check --deep --timeout {more}")],
-    )
-    .evidence(json!(p));
+    let mut f = doc
+        .finding(
+            Severity::Warning,
+            format!("Importing the frameworks in {env} timed out after {secs:.1} s"),
+            "--deep imports torch, tensorflow and jax in each Python environment \
+            under --timeout; this import did not finish, so what it would have \
+            shown (torch.cuda.is_available(), the architectures the build has, the \
+            cuDNN it loads) is unknown. A first import after boot or on a network \
+            file system can take tens of seconds; one that never finishes hangs in \
+            CUDA initialisation (then check the kernel log)."
+                .to_string(),
+        )
+        .fix_owned(
+            format!("Give the imports more time with --timeout {more} (seconds, at most 3600):"),
+            vec![format!("gpudoctor check --deep --timeout {more}")],
+        )
+        .evidence(json!(p));
     // Shown under the frameworks it was importing, not under the driver.
     f.area = Area::Frameworks;
     f

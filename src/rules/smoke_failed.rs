@@ -15,9 +15,6 @@ pub const RULE: Rule = Rule {
         category: Category::SmokeFailure,
         area: Area::Smoke,
         summary: "A GPU smoke test (context, copies, our own kernel, SGEMM, cuDNN) failed",
-        what: "Runs small tests on each GPU through the driver API: a context, a 64 MiB round trip with every byte compared, pinned copies, gpudoctor's own PTX JIT-compiled for the GPU with integer and floating-point results compared exactly, a device-to-device copy, an SGEMM against a host reference when cuBLAS is there, and a cuDNN handle when cuDNN is there. Reports the first step that fails, with the CUDA error's name and text.",
-        why: "These are the first things every CUDA program does. When they fail here, training fails too, and the error code says why: a PTX version the driver cannot compile (driver too old), no kernel image (unsupported GPU), Fabric Manager not ready (802), out of memory, an uncorrectable ECC error, or a wrong result from a faulty GPU.",
-        fix: "Follow the fix for the error's category; for a wrong result or a hang, drain the node, reset the GPU, and run gpudoctor stress before returning it to service.",
     },
     check,
 };

@@ -12,9 +12,6 @@ pub const RULE: Rule = Rule {
         category: Category::PcieDegraded,
         area: Area::Smoke,
         summary: "Pinned host-device copies far below the PCIe link's rate",
-        what: "Compares the smoke tests' pinned host-to-device and device-to-host copy rates with the data rate of the GPU's PCIe link (the highest generation and width both ends support), for links of generation 3 and later.",
-        why: "Healthy links move 75-85 % of their data rate in pinned copies (Azure's node health checks expect 48-52 GB/s on an H100's gen5 x16 link of 63 GB/s); half or less points to a link that trains down under load, a bad riser or slot, a PCIe switch shared with other devices, or IOMMU and ACS settings.",
-        fix: "Check the link under load with lspci, reseat the GPU, and check the slot's BIOS settings and the IOMMU (iommu=pt).",
     },
     check,
 };

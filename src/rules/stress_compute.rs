@@ -12,9 +12,6 @@ pub const RULE: Rule = Rule {
         category: Category::StressFailure,
         area: Area::Stress,
         summary: "Wrong results, or a slow GPU, under the compute burn",
-        what: "Keeps every SM busy with an FMA rotation whose result is known bit for bit, and with cuBLAS with fp32, fp16 and bf16 GEMMs (fp32 accumulation) whose results are compared with the first of their type (|Δ| > 1e-3, as gpu-burn and DCGM do); reports any wrong result, and a GPU whose FMA rate is below 85 % of the median of the GPUs tested.",
-        why: "A GPU that computes wrong under heat and load ruins training silently; one much slower than its peers is throttling or degraded.",
-        fix: "Drain the GPU and have it replaced; for a slow GPU, look at its clocks, temperature and power under load.",
     },
     check,
 };

@@ -12,9 +12,6 @@ pub const RULE: Rule = Rule {
         category: Category::StressFailure,
         area: Area::Stress,
         summary: "GPU memory read back wrong under memtest patterns",
-        what: "Fills nearly all free GPU memory with memtest patterns (own address, walking ones and zeros, 0xAAAAAAAA/0x55555555, seeded random), each as a moving inversion, verified on the GPU; reports every wrong word with its chunk and offset, the expected and actual values and the flipped bits, and warns when the run ended before one full round.",
-        why: "A bit that flips under load corrupts training silently or ends in Xid 48/63/94/95; ECC hides single-bit errors, so a wrong word here is a failing GPU (cuda_memtest, memtestG80).",
-        fix: "Drain the GPU, check its row-remapping state, reset it and test again; replace it if errors recur.",
     },
     check,
 };
@@ -41,29 +38,8 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
         };
         // Flips that --inject-faults wrote itself and found again are the self-test, not the GPU.
         let real_errors = g.memory_errors.saturating_sub(g.injected_found);
-        // Commands that name the GPU need its NVML index (nvidia-smi -i, stress --gpu), not the
-        // CUDA ordinal; without one they are left out rather than guessed.
-        let gpu_cmds = |f: &dyn Fn(u32) -> String| g.index.map(f).into_iter();
         if real_errors > 0 {
-            let first: Vec<String> = g
-                .first_memory_errors
-                .iter()
-                .take(4)
-                .map(|e| {
-                    format!(
-                        "chunk {} offset {:#x}: expected {:#010x}, read {:#010x} (bits {:#010x}, {})",
-                        e.chunk, e.offset, e.expected, e.actual, e.flipped_bits, e.pattern
-                    )
-                })
-                .collect();
-            out.push(on(doc
-                .finding(
-                    Severity::Error,
-                    format!("{}: {} memory word(s) read back wrong", g.label(), real_errors),
-                    format!("Over {} round(s) of {:.1} GiB: {}", g.memory_rounds, g.tested_bytes as f64 / (1u64 << 30) as f64, first.join("; ")),
-                )
-                .fix_owned("Drain the GPU, check row remapping and ECC, reset it and test again; replace it if errors recur:", gpu_cmds(&|i| format!("nvidia-smi -q -d ROW_REMAPPER,ECC -i {i}")).chain(gpu_cmds(&|i| format!("sudo nvidia-smi -r -i {i}"))).chain(gpu_cmds(&|i| format!("gpudoctor stress --minutes 5 --gpu {i}"))).collect())
-                .evidence(json!({"errors": g.memory_errors, "first": g.first_memory_errors}))));
+            out.push(on(wrong_words(doc, g, real_errors)));
         }
         if g.injected_flips > 0 {
             let all = g.injected_found == g.injected_flips;
@@ -106,6 +82,50 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
         }
     }
     out
+}
+
+/// Memory words that read back wrong (beyond the flips --inject-faults wrote), with the first
+/// few of them.
+fn wrong_words(doc: &RuleDoc, g: &crate::snapshot::StressGpu, real_errors: u64) -> Finding {
+    // Commands that name the GPU need its NVML index (nvidia-smi -i, stress --gpu), not the
+    // CUDA ordinal; without one they are left out rather than guessed.
+    let gpu_cmds = |f: &dyn Fn(u32) -> String| g.index.map(f).into_iter();
+    let first: Vec<String> = g
+        .first_memory_errors
+        .iter()
+        .take(4)
+        .map(|e| {
+            format!(
+                "chunk {} offset {:#x}: expected {:#010x}, read {:#010x} (bits {:#010x}, {})",
+                e.chunk, e.offset, e.expected, e.actual, e.flipped_bits, e.pattern
+            )
+        })
+        .collect();
+    doc.finding(
+        Severity::Error,
+        format!(
+            "{}: {} memory word(s) read back wrong",
+            g.label(),
+            real_errors
+        ),
+        format!(
+            "Over {} round(s) of {:.1} GiB: {}",
+            g.memory_rounds,
+            g.tested_bytes as f64 / (1u64 << 30) as f64,
+            first.join("; ")
+        ),
+    )
+    .fix_owned(
+        "Drain the GPU, check row remapping and ECC, reset it and test again; \
+                replace it if errors recur:",
+        gpu_cmds(&|i| format!("nvidia-smi -q -d ROW_REMAPPER,ECC -i {i}"))
+            .chain(gpu_cmds(&|i| format!("sudo nvidia-smi -r -i {i}")))
+            .chain(gpu_cmds(&|i| {
+                format!("gpudoctor stress --minutes 5 --gpu {i}")
+            }))
+            .collect(),
+    )
+    .evidence(json!({"errors": g.memory_errors, "first": g.first_memory_errors}))
 }
 
 #[cfg(test)]

@@ -13,9 +13,6 @@ pub const RULE: Rule = Rule {
         category: Category::StressFailure,
         area: Area::Stress,
         summary: "The stress test could not run on a GPU, or was interrupted",
-        what: "Reports a stress run that could not start (no driver, cuInit failed), a GPU whose test stopped on a CUDA error (with the error's category), and a run stopped by a signal.",
-        why: "A burn-in gate must never pass a GPU it did not test: gpu-burn exits 0 even when a GPU is faulty (wilicc/gpu-burn#12); gpudoctor fails instead.",
-        fix: "Follow the fix for the error's category, then run gpudoctor stress again.",
     },
     check,
 };

@@ -12,9 +12,6 @@ pub const RULE: Rule = Rule {
         category: Category::LibraryPathConflict,
         area: Area::Cuda,
         summary: "A toolkit stub libcuda.so is on LD_LIBRARY_PATH ahead of the driver's",
-        what: "Lists every libcuda.so* on LD_LIBRARY_PATH and in the loader cache, in search order, and flags a toolkit 'stubs' copy that comes first, or a libcuda.so.1 that answers CUDA_ERROR_STUB_LIBRARY (to the probe's cuDriverGetVersion or the smoke tests' cuInit).",
-        why: "The stub exists only for linking; a program that loads it gets 'CUDA driver is a stub library' (cudaErrorStubLibrary, 34). Programs that dlopen 'libcuda.so' (cudarc, some JITs) pick it before libcuda.so.1.",
-        fix: "Remove the toolkit's lib64/stubs directory from LD_LIBRARY_PATH.",
     },
     check,
 };

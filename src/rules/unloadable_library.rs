@@ -15,9 +15,6 @@ pub const RULE: Rule = Rule {
         category: Category::CudnnMismatch,
         area: Area::Cudnn,
         summary: "A libcudart or libcudnn found on this machine fails or aborts when loaded",
-        what: "Loads every CUDA runtime and cuDNN library found, each in a throwaway child process, and calls its version function (cudaRuntimeGetVersion, cudnnGetVersion).",
-        why: "A library that cannot load, or that aborts the process (cuDNN's main library aborts when its sub-libraries such as libcudnn_graph are missing), crashes any framework that picks it up: often with no Python traceback, only 'Aborted (core dumped)' or a Windows 0xC0000409.",
-        fix: "Reinstall the library completely (all of cuDNN's sub-libraries sit beside libcudnn.so.N), or remove the partial copy from the search path.",
     },
     check,
 };

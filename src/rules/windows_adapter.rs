@@ -22,9 +22,6 @@ pub const RULE: Rule = Rule {
         category: Category::DriverMissing,
         area: Area::Driver,
         summary: "An NVIDIA GPU Device Manager shows with a problem code (Code 43) or without NVIDIA's driver",
-        what: "On Windows, lists the display adapters through SetupAPI (as Device Manager does) and looks at each NVIDIA one (PCI vendor 10DE): its problem code and its driver service.",
-        why: "A GPU Windows has stopped (Code 43, 10, 31, ...) or left on Microsoft Basic Display Adapter is invisible to NVML and CUDA: nvidia-smi fails, torch.cuda.is_available() is False, TensorFlow lists no GPU.",
-        fix: "Reinstall the NVIDIA driver and restart; for Code 43 that stays, check the GPU's power and seating and the BIOS, or try the GPU in another machine.",
     },
     check,
 };
@@ -38,7 +35,12 @@ fn code(problem: u32) -> (Category, &'static str, &'static str) {
         43 => (
             Category::HardwareFault,
             "Windows stopped the device because its driver reported a problem (Code 43)",
-            "The NVIDIA driver loaded but found the GPU unusable: a GPU that has failed or is short of power, a BIOS setting (above-4G decoding, resizable BAR) or platform change, a driver install gone wrong, or a GPU passed through to a virtual machine. Reinstall the driver cleanly and restart; if Code 43 stays, check the power cables and seating, then try the GPU in another machine.",
+            "The NVIDIA driver loaded but found the GPU unusable: a GPU that has \
+                failed or is short of power, a BIOS setting (above-4G decoding, \
+                resizable BAR) or platform change, a driver install gone wrong, or a \
+                GPU passed through to a virtual machine. Reinstall the driver cleanly \
+                and restart; if Code 43 stays, check the power cables and seating, then \
+                try the GPU in another machine.",
         ),
         10 => (
             Category::DriverMissing,

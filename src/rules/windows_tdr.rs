@@ -34,9 +34,6 @@ pub const RULE: Rule = Rule {
         category: Category::Configuration,
         area: Area::Driver,
         summary: "Windows' GPU timeout (TDR) against long CUDA kernels",
-        what: "On Windows, reads TdrDelay and TdrLevel under HKLM\\SYSTEM\\CurrentControlSet\\Control\\GraphicsDrivers (unset means 2 s and recover) and counts the display-driver resets in the System event log (Display 4101, nvlddmkm 153).",
-        why: "Windows resets a GPU whose work takes longer than TdrDelay; a CUDA kernel longer than that on a GPU in WDDM mode (every GeForce, any GPU driving a display) dies with it, and the program sees cudaErrorLaunchTimeout or a lost device.",
-        fix: "Raise TdrDelay and restart Windows, or run long kernels on a GPU that drives no display, in TCC mode.",
     },
     check,
 };
@@ -79,33 +76,16 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
         .get()
         .and_then(|h| h.windows.as_ref())
         .filter(|w| w.registry_error.is_none());
-    let fix_text = format!("In a terminal run as Administrator, raise TdrDelay to {SUGGESTED_DELAY_S} s and restart Windows; or run long kernels on a GPU that drives no display, switched to TCC mode (nvidia-smi -i N -dm 1; data-centre and most workstation GPUs, not GeForce). If resets come under light load, suspect the GPU instead: power, cooling, overclock, driver.");
-    let times = |n: u64| {
-        if n == 1 {
-            "once".to_string()
-        } else {
-            format!("{n} times")
-        }
-    };
+    let fix_text = format!(
+        "In a terminal run as Administrator, raise TdrDelay to \
+        {SUGGESTED_DELAY_S} s and restart Windows; or run long kernels on a GPU \
+        that drives no display, switched to TCC mode (nvidia-smi -i N -dm 1; \
+        data-centre and most workstation GPUs, not GeForce). If resets come \
+        under light load, suspect the GPU instead: power, cooling, overclock, \
+        driver."
+    );
     let Some(w) = settings else {
-        if resets == 0 {
-            return Vec::new();
-        }
-        let why = ctx
-            .snap
-            .host
-            .get()
-            .and_then(|h| h.windows.as_ref())
-            .and_then(|w| w.registry_error.clone())
-            .unwrap_or_else(|| "not in this snapshot".to_string());
-        return vec![doc
-            .finding(
-                Severity::Warning,
-                format!("Windows reset the display driver {} (TDR)", times(resets)),
-                format!("The System event log holds {resets} display-driver reset(s) in the last {window} h. The TDR settings could not be read ({why}); unset, TdrDelay is 2 s, so a CUDA kernel longer than that on a GPU in WDDM mode is killed."),
-            )
-            .fix_owned(fix_text, vec![RAISE.to_string(), RESTART.to_string()])
-            .evidence(json!({"resets": resets, "window_hours": window, "settings": null, "why": why}))];
+        return resets_without_settings(ctx, doc, resets, window, fix_text);
     };
     let (delay, level) = (w.tdr_delay(), w.tdr_level());
     if level == 0 {
@@ -158,6 +138,44 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
         .link(
             "https://learn.microsoft.com/en-us/windows-hardware/drivers/display/tdr-registry-keys",
         )]
+}
+
+/// Display-driver resets in the event log while the TDR settings could not be read: a warning
+/// with Windows' defaults in mind.
+fn resets_without_settings(
+    ctx: &Context,
+    doc: &RuleDoc,
+    resets: u64,
+    window: f64,
+    fix_text: String,
+) -> Vec<Finding> {
+    if resets == 0 {
+        return Vec::new();
+    }
+    let why = ctx
+        .snap
+        .host
+        .get()
+        .and_then(|h| h.windows.as_ref())
+        .and_then(|w| w.registry_error.clone())
+        .unwrap_or_else(|| "not in this snapshot".to_string());
+    vec![doc
+        .finding(
+            Severity::Warning,
+            format!("Windows reset the display driver {} (TDR)", times(resets)),
+            format!("The System event log holds {resets} display-driver reset(s) in the last {window} h. The TDR settings could not be read ({why}); unset, TdrDelay is 2 s, so a CUDA kernel longer than that on a GPU in WDDM mode is killed."),
+        )
+        .fix_owned(fix_text, vec![RAISE.to_string(), RESTART.to_string()])
+        .evidence(json!({"resets": resets, "window_hours": window, "settings": null, "why": why}))]
+}
+
+/// "once", or "N times".
+fn times(n: u64) -> String {
+    if n == 1 {
+        "once".to_string()
+    } else {
+        format!("{n} times")
+    }
 }
 
 #[cfg(test)]

@@ -221,44 +221,13 @@ pub fn spawn(
             });
         }
     }
-    // SAFETY: the closure calls only async-signal-safe functions (prctl, getppid, kill).
-    let parent = std::process::id() as libc::pid_t;
-    unsafe {
-        cmd.pre_exec(move || {
-            // The command dies with gpudoctor (the main thread, which waits for it).
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong);
-            if libc::getppid() != parent {
-                libc::kill(libc::getpid(), libc::SIGKILL);
-            }
-            Ok(())
-        });
-    }
+    die_with_parent(&mut cmd);
     let child = cmd.spawn().map_err(|e| SpawnError::of(prog, &e))?;
     // The write ends now live only in the child: EOF comes when it (and its children) close them.
     drop(cmd);
     let pid = child.id();
     drop(child);
-    let relays = streams
-        .into_iter()
-        .enumerate()
-        .filter_map(|(i, s)| {
-            let tail = tail.clone();
-            std::thread::Builder::new()
-                .name(format!("run-relay-{i}"))
-                .spawn(move || {
-                    let (from, to) = if s.pipe {
-                        match super::splice::relay(s.from, s.to, tail.clone()) {
-                            super::splice::Relayed::Done => return,
-                            super::splice::Relayed::Copy(f, t) => (f, t),
-                        }
-                    } else {
-                        (s.from, s.to)
-                    };
-                    super::relay(super::splice::Gathering(from), to, tail)
-                })
-                .ok()
-        })
-        .collect();
+    let relays = start_relays(streams, &tail);
     let gone = Arc::new(Mutex::new(false));
     let done = Arc::new(AtomicBool::new(false));
     let forwarder = {
@@ -278,6 +247,49 @@ pub fn spawn(
         done,
         forwarder,
     })
+}
+
+/// The command dies with gpudoctor (the main thread, which waits for it), also when gpudoctor
+/// died before it started.
+fn die_with_parent(cmd: &mut Command) {
+    // SAFETY: the closure calls only async-signal-safe functions (prctl, getppid, kill).
+    let parent = std::process::id() as libc::pid_t;
+    unsafe {
+        cmd.pre_exec(move || {
+            // The command dies with gpudoctor (the main thread, which waits for it).
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong);
+            if libc::getppid() != parent {
+                libc::kill(libc::getpid(), libc::SIGKILL);
+            }
+            Ok(())
+        });
+    }
+}
+
+/// One thread per stream that copies the command's output on (splice(2) for a pipe), keeping
+/// its tail.
+fn start_relays(streams: Vec<Stream>, tail: &Arc<Mutex<Tail>>) -> Vec<JoinHandle<()>> {
+    streams
+        .into_iter()
+        .enumerate()
+        .filter_map(|(i, s)| {
+            let tail = tail.clone();
+            std::thread::Builder::new()
+                .name(format!("run-relay-{i}"))
+                .spawn(move || {
+                    let (from, to) = if s.pipe {
+                        match super::splice::relay(s.from, s.to, tail.clone()) {
+                            super::splice::Relayed::Done => return,
+                            super::splice::Relayed::Copy(f, t) => (f, t),
+                        }
+                    } else {
+                        (s.from, s.to)
+                    };
+                    super::relay(super::splice::Gathering(from), to, tail)
+                })
+                .ok()
+        })
+        .collect()
 }
 
 fn dup_stdout() -> Option<File> {

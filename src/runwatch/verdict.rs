@@ -182,24 +182,7 @@ fn events(i: &Inputs, v: &mut Vec<Cause>) {
                     v.push(c);
                 }
             }
-            LogEvent::DisplayDriverReset { .. } => {
-                let mut c = cause(
-                    Category::DriverFault,
-                    "Windows reset the display driver during the run (TDR)",
-                    90,
-                );
-                c.evidence.push(format!("{seen}: the GPU did not answer within the TDR delay, so Windows reset its driver and every CUDA context on it was lost"));
-                c.fix = Fix {
-                    text: "If the program's kernels run long on a GPU that drives a display (WDDM), raise TdrDelay and restart, or run on a GPU in TCC mode; if it happens under light load, suspect the GPU (power, cooling, overclock) or the driver:".into(),
-                    commands: vec![
-                        r#"reg add "HKLM\SYSTEM\CurrentControlSet\Control\GraphicsDrivers" /v TdrDelay /t REG_DWORD /d 60 /f"#.into(),
-                        "shutdown /r /t 0".into(),
-                    ],
-                    shell: "powershell".into(),
-                    needs_root: true,
-                };
-                v.push(c);
-            }
+            LogEvent::DisplayDriverReset { .. } => v.push(tdr_cause(&seen)),
             other => {
                 // The event's category: knowledge/kernel-events.yaml, as `check` and `explain`.
                 let k = crate::knowledge::kernel::describe(other).map(|(k, _, _)| k);
@@ -222,6 +205,32 @@ fn events(i: &Inputs, v: &mut Vec<Cause>) {
             }
         }
     }
+    cgroup_oom(i, v);
+}
+
+/// A display-driver reset (TDR) during the run: every CUDA context on the GPU was lost.
+fn tdr_cause(seen: &str) -> Cause {
+    let mut c = cause(
+        Category::DriverFault,
+        "Windows reset the display driver during the run (TDR)",
+        90,
+    );
+    c.evidence.push(format!("{seen}: the GPU did not answer within the TDR delay, so Windows reset its driver and every CUDA context on it was lost"));
+    c.fix = Fix {
+        text: "If the program's kernels run long on a GPU that drives a display (WDDM), raise TdrDelay and restart, or run on a GPU in TCC mode; if it happens under light load, suspect the GPU (power, cooling, overclock) or the driver:".into(),
+        commands: vec![
+            r#"reg add "HKLM\SYSTEM\CurrentControlSet\Control\GraphicsDrivers" /v TdrDelay /t REG_DWORD /d 60 /f"#.into(),
+            "shutdown /r /t 0".into(),
+        ],
+        shell: "powershell".into(),
+        needs_root: true,
+    };
+    c
+}
+
+/// The memory cgroup's OOM kills during the run.
+fn cgroup_oom(i: &Inputs, v: &mut Vec<Cause>) {
+    let t = i.timeline;
     if let (Some(a), Some(b)) = (&t.cgroup_start, &t.cgroup_end) {
         if let (Some(x), Some(y)) = (a.oom_kills, b.oom_kills) {
             if y > x {
@@ -353,7 +362,16 @@ const FAR_BELOW: f64 = 0.25;
 pub fn oom_evidence(i: &Inputs) -> OomEvidence {
     let t = i.timeline;
     let mut e = OomEvidence::default();
-    // The kernel log.
+    kernel_log_evidence(t, &mut e);
+    cgroup_count_evidence(t, &mut e);
+    peak_evidence(i, &mut e);
+    cgroup_limit_evidence(t, &mut e);
+    e
+}
+
+/// The kernel log: this run's process named as killed, or read through the run with no
+/// OOM-killer line.
+fn kernel_log_evidence(t: &Timeline, e: &mut OomEvidence) {
     let ours = t
         .events
         .iter()
@@ -386,7 +404,10 @@ pub fn oom_evidence(i: &Inputs) -> OomEvidence {
         )),
         None => e.unseen.push("the kernel log was not read".into()),
     }
-    // The memory cgroup's count of OOM kills.
+}
+
+/// The memory cgroup's count of OOM kills.
+fn cgroup_count_evidence(t: &Timeline, e: &mut OomEvidence) {
     match (&t.cgroup_start, &t.cgroup_end) {
         (Some(a), Some(b)) => match (a.oom_kills, b.oom_kills) {
             (Some(x), Some(y)) if y > x => e.for_oom.push(format!(
@@ -413,7 +434,11 @@ pub fn oom_evidence(i: &Inputs) -> OomEvidence {
             .unseen
             .push("no memory cgroup was found to read its OOM-kill count".into()),
     }
-    // The peak against the limit: the cgroup's, else the host's.
+}
+
+/// The peak against the limit: the cgroup's, else the host's.
+fn peak_evidence(i: &Inputs, e: &mut OomEvidence) {
+    let t = i.timeline;
     let peak = [t.host_peak_rss_bytes, i.maxrss]
         .into_iter()
         .flatten()
@@ -452,7 +477,10 @@ pub fn oom_evidence(i: &Inputs) -> OomEvidence {
             .unseen
             .push("neither a memory cgroup limit nor the host's memory could be read".into()),
     }
-    // The cgroup reaching its limit during the run (its peak counter is the cgroup's lifetime's).
+}
+
+/// The cgroup reaching its limit during the run (its peak counter is the cgroup's lifetime's).
+fn cgroup_limit_evidence(t: &Timeline, e: &mut OomEvidence) {
     if let (Some(a), Some(b)) = (&t.cgroup_start, &t.cgroup_end) {
         if let (Some(max), Some(p0), Some(p1)) = (b.memory_max, a.memory_peak, b.memory_peak) {
             let near = |p: u64| p as f64 >= NEAR_LIMIT * max as f64;
@@ -466,7 +494,6 @@ pub fn oom_evidence(i: &Inputs) -> OomEvidence {
             }
         }
     }
-    e
 }
 
 /// The signatures of the explain catalog that read the SIGKILL itself ("Killed", "exit status
