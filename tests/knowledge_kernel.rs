@@ -85,9 +85,15 @@ fn an_edit_of_the_pinned_extract_is_caught() {
     let p = dir.path().join("scripts/knowledge/kernel-extract.json");
     let t = std::fs::read_to_string(&p).unwrap();
     assert!(t.contains("GSP RM heartbeat timed out"));
-    std::fs::write(&p, t.replacen("GSP RM heartbeat timed out", "GSP RM heartbeat late", 1))
-        .unwrap();
-    assert!(!ok(dir.path()), "a changed extract passes kernel_mine.py --check");
+    std::fs::write(
+        &p,
+        t.replacen("GSP RM heartbeat timed out", "GSP RM heartbeat late", 1),
+    )
+    .unwrap();
+    assert!(
+        !ok(dir.path()),
+        "a changed extract passes kernel_mine.py --check"
+    );
 }
 
 #[test]
