@@ -6,10 +6,14 @@
 Inputs (all in the repository, so CI can run it):
 - knowledge/mined/kernel-xid.json, knowledge/mined/kernel-nvrm.json (kernel_mine.py);
 - scripts/knowledge/xid_catalog.yaml (NVIDIA's Xid catalog, transcribed, cited);
-- scripts/knowledge/kernel_events.yaml (message families -> events, cited).
-Outputs: knowledge/xid.yaml and knowledge/kernel-events.yaml (embedded in the binary by
-src/knowledge/kernel.rs). `--check` fails on any difference from the committed files.
+- scripts/knowledge/kernel_events.yaml (message families -> events, cited);
+- scripts/knowledge/kernel_families.yaml (the rule table that gives every mined format that no
+  event maps a family: category, role and fix).
+Outputs: knowledge/xid.yaml, knowledge/kernel-events.yaml and knowledge/kernel-messages.yaml
+(every mined format with its event or family, category, role and fix), embedded in the binary by
+src/knowledge/kernel.rs. `--check` fails on any difference from the committed files.
 """
+import fnmatch
 import json
 import os
 import re
@@ -32,6 +36,11 @@ CATEGORIES = {
 }
 LEVELS = {"info", "app", "warn", "high", "crit"}
 SEVERITIES = {"error", "warning", "info"}
+ROLES = {"cause", "context", "notice"}
+GPU_CATEGORIES = {"hardware_fault", "ecc_memory", "thermal_power", "pcie_degraded"}
+# A family's id in the generated data: apart from the events' ids (a family and an event may
+# share a name, as fallen_off_bus does).
+FAMILY_PREFIX = "nvrm_"
 AREAS = {"host", "driver", "gpus", "cuda", "cudnn", "frameworks", "environment"}
 CATALOG_URL = "https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html"
 
@@ -122,7 +131,7 @@ def build_events(errors):
     m = load_yaml(os.path.join(HERE, "kernel_events.yaml"))
     events = []
     ids = set()
-    used = set()
+    used = {}
     for ev in m["events"]:
         eid = ev["id"]
         if eid in ids:
@@ -146,7 +155,7 @@ def build_events(errors):
                 # carry it; NV_PRINTF adds it), so a family of its formats needs it too.
                 ps = ["NVRM:"] + pieces(text)
                 for h in hits:
-                    used.add((h["file"], h["line"]))
+                    used.setdefault((h["file"], h["line"]), ev)
                 fams.append({
                     "pieces": ps,
                     "emitter": "nvidia-kernel-driver",
@@ -162,12 +171,120 @@ def build_events(errors):
         out = {k: ev[k] for k in ("id", "title", "text", "category", "severity", "area", "causes",
                                   "fix", "commands", "sources")}
         out["families"] = fams
+        if "role" in ev:
+            if ev["role"] not in ROLES:
+                errors.append(f"kernel_events.yaml: {eid}: unknown role {ev['role']}")
+            out["role"] = ev["role"]
         events.append(out)
     return {
         **head(mined),
         "mined_formats": len(mined["entries"]),
         "mapped_formats": len(used),
         "entries": events,
+    }, used
+
+
+def rule_matches(rule, entry):
+    if "files" in rule and not any(fnmatch.fnmatchcase(entry["file"], g) for g in rule["files"]):
+        return False
+    if "level" in rule and rule["level"] != entry["level"]:
+        return False
+    if "text" in rule and not re.search(rule["text"], entry["format"]):
+        return False
+    return True
+
+
+def build_messages(errors, used):
+    """Every mined format with the event that maps it (its category and fix) or else the first
+    family rule it matches (kernel_families.yaml)."""
+    mined = load_json("kernel-nvrm.json")
+    table = load_yaml(os.path.join(HERE, "kernel_families.yaml"))
+    rules = table["rules"]
+    ids = set()
+    for r in rules:
+        if r["id"] in ids:
+            errors.append(f"kernel_families.yaml: rule {r['id']} twice")
+        ids.add(r["id"])
+        if r["category"] not in CATEGORIES:
+            errors.append(f"kernel_families.yaml: {r['id']}: unknown category {r['category']}")
+        if r["role"] not in ROLES:
+            errors.append(f"kernel_families.yaml: {r['id']}: unknown role {r['role']}")
+        if not r.get("source") or not r.get("fix") or not r.get("title"):
+            errors.append(f"kernel_families.yaml: {r['id']}: a rule needs title, fix and source")
+        if "text" in r:
+            try:
+                re.compile(r["text"])
+            except re.error as e:
+                errors.append(f"kernel_families.yaml: {r['id']}: bad regex: {e}")
+                return None
+    counts = {r["id"]: 0 for r in rules}
+    entries = []
+    for e in mined["entries"]:
+        out = {
+            "source": f"{e['file']}:{e['line']}",
+            "level": e["level"],
+            "format": e["format"],
+            # The driver prefixes every line it prints with "NVRM:" (pieces() drops it from
+            # the formats that carry it), so a line of the family holds it first.
+            "pieces": ["NVRM:"] + e["pieces"],
+        }
+        ev = used.get((e["file"], e["line"]))
+        rule = next((r for r in rules if rule_matches(r, e)), None)
+        if rule is None:
+            errors.append(f"kernel_families.yaml: no rule matches {e['file']}:{e['line']}")
+            continue
+        counts[rule["id"]] += 1
+        out["family"] = FAMILY_PREFIX + rule["id"]
+        if ev is not None:
+            # The event decides: it was written for these very lines.
+            out["event"] = ev["id"]
+            out["category"] = ev["category"]
+            out["role"] = ev.get("role", "context" if ev["severity"] == "info" else "cause")
+            out["fix"] = ev["fix"]
+        else:
+            out["category"] = rule["category"]
+            out["role"] = rule["role"]
+            out["fix"] = rule["fix"]
+            out["mapped"] = "default"
+        entries.append(out)
+    for r in rules:
+        if counts[r["id"]] == 0 and r["id"] not in ("driver_warning", "driver_error"):
+            errors.append(f"kernel_families.yaml: rule {r['id']} matches no format mined "
+                          "without an event")
+    # Each family as an event (the shape of kernel-events.yaml's entries, so `check`, `explain`
+    # and `run` describe a family's line as they describe an event's), with its role and the
+    # number of formats whose first matching rule it is. A family is a weaker reading than an
+    # event: a cause line of an error-level family is a warning, context and notice lines info.
+    families = []
+    for r in rules:
+        sev = {"cause": "warning"}.get(r["role"], "info")
+        area = "gpus" if r["category"] in GPU_CATEGORIES else "driver"
+        families.append({
+            "id": FAMILY_PREFIX + r["id"],
+            "title": r["title"],
+            "text": r["title"] + ". The driver printed: {detail}",
+            "category": r["category"],
+            "severity": sev,
+            "area": area,
+            "causes": [r.get("cause", r["title"])],
+            "fix": r["fix"],
+            "commands": r.get("commands", ["sudo dmesg -T | grep -E 'NVRM|Xid' | tail -40"]),
+            "sources": [r["source"]],
+            "families": [],
+            "role": r["role"],
+            "formats": counts[r["id"]],
+        })
+    roles = {}
+    for x in entries:
+        roles[x["role"]] = roles.get(x["role"], 0) + 1
+    return {
+        **head(mined),
+        "mined_formats": len(mined["entries"]),
+        "by_event": sum(1 for x in entries if "event" in x),
+        "by_family": sum(1 for x in entries if "event" not in x),
+        "roles": dict(sorted(roles.items())),
+        "families": families,
+        "entries": entries,
     }
 
 
@@ -178,7 +295,9 @@ def dump(data):
 def main():
     check = "--check" in sys.argv[1:]
     errors = []
-    outs = {"xid.yaml": build_xid(errors), "kernel-events.yaml": build_events(errors)}
+    events, used = build_events(errors)
+    outs = {"xid.yaml": build_xid(errors), "kernel-events.yaml": events,
+            "kernel-messages.yaml": build_messages(errors, used)}
     for e in errors:
         print(e, file=sys.stderr)
     if errors:
@@ -198,7 +317,10 @@ def main():
                 f.write(text)
             print(f"{name}: {len(data['entries'])} entries")
     ev = outs["kernel-events.yaml"]
-    print(f"NVRM formats mined: {ev['mined_formats']}, mapped to events: {ev['mapped_formats']}")
+    msg = outs["kernel-messages.yaml"]
+    print(f"NVRM formats mined: {ev['mined_formats']}, mapped to events: {ev['mapped_formats']}, "
+          f"to families: {msg['by_family']}, with a category and a fix: "
+          f"{sum(1 for x in msg['entries'] if x['category'] and x['fix'])}; roles: {msg['roles']}")
     return bad
 
 

@@ -1,22 +1,30 @@
 #!/usr/bin/env python3
 """Mine the NVIDIA kernel driver's own source for the facts gpudoctor reads in kernel logs.
 
-    kernel_mine.py [--check]
+    kernel_mine.py extract [--check]   the driver's source -> scripts/knowledge/kernel-extract.json
+    kernel_mine.py [mine] [--check]    scripts/knowledge/kernel-extract.json -> knowledge/mined/
 
-Reads a snapshot of NVIDIA/open-gpu-kernel-modules (a bare git directory or a checkout) named by
-KNOWLEDGE_SRC, else the mirror at /work/.mirror/NVIDIA+open-gpu-kernel-modules/repo, and writes
+Two steps, so that the staleness check runs in CI, which cannot reach GitHub:
 
-- knowledge/mined/kernel-xid.json: every `#define NAME (N)` of
-  src/common/sdk/nvidia/inc/nverror.h (the Xid numbers and the names the driver gives them);
-- knowledge/mined/kernel-nvrm.json: every error/warning printf of the driver that reaches the
-  kernel log (`NV_PRINTF(LEVEL_ERROR|LEVEL_WARNING, ...)`, `nv_printf(NV_DBG_ERRORS|
-  NV_DBG_WARNINGS, ...)`, `NV_DEV_PRINTF(...)`, `NV_ASSERT_PRINTF(LEVEL_ERROR, ...)`) under the
-  folders below, as a format string split into its literal pieces, with file:line.
-
-Each file names the commit and the driver version (version.mk) it was mined from. `--check`
-compares with the committed files and fails on any difference (run where the source is; CI has
-no copy of it, so there only `kernel_build.py --check` runs).
+- `extract` reads a snapshot of NVIDIA/open-gpu-kernel-modules (a bare git directory or a
+  checkout) named by KNOWLEDGE_SRC, else the mirror at
+  /work/.mirror/NVIDIA+open-gpu-kernel-modules/repo, and writes the pinned extract: the commit,
+  the sha256 of every source file the miner reads, and exactly the text it reads from them (each
+  printf call of an error/warning level from the start of its line to the end of its format
+  argument, with its first line number; nverror.h up to ROBUST_CHANNEL_LAST_ERROR; version.mk's
+  NVIDIA_VERSION line). `extract --check` (where the snapshot is) fails when the committed extract
+  differs from what the snapshot gives, so a changed file (its sha256) or a changed rule is caught.
+- `mine` reads only the extract and writes
+  - knowledge/mined/kernel-xid.json: every `#define NAME (N)` of
+    src/common/sdk/nvidia/inc/nverror.h (the Xid numbers and the names the driver gives them);
+  - knowledge/mined/kernel-nvrm.json: every error/warning printf of the driver that reaches the
+    kernel log (`NV_PRINTF(LEVEL_ERROR|LEVEL_WARNING, ...)`, `nv_printf(NV_DBG_ERRORS|
+    NV_DBG_WARNINGS, ...)`, `NV_DEV_PRINTF(...)`, `NV_ASSERT_PRINTF(LEVEL_ERROR, ...)`) under the
+    folders below, as a format string split into its literal pieces, with file:line.
+  Each names the commit and the driver version (version.mk) it was mined from. `mine --check`
+  fails on any difference from the committed files; it runs everywhere (tests/knowledge_kernel.rs).
 """
+import hashlib
 import json
 import os
 import re
@@ -26,10 +34,11 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MIRROR = "/work/.mirror/NVIDIA+open-gpu-kernel-modules/repo"
 REPO = "https://github.com/NVIDIA/open-gpu-kernel-modules"
-
+EXTRACT = os.path.join(ROOT, "scripts", "knowledge", "kernel-extract.json")
 XID_HEADER = "src/common/sdk/nvidia/inc/nverror.h"
-# Where the messages a person sees in the kernel log are printed (briefs: probe, init, BAR, API
-# mismatch; GSP and FSP boot and health; the RM's OS layer; the assertion helpers).
+# Where the messages a person sees in the kernel log are printed (probe, init, BAR, API mismatch;
+# GSP and FSP boot and health; the RM's OS layer; the assertion helpers; memory, bus, PCIe and
+# NVLink). NV_PRINTF(LEVEL_ERROR) prints in release builds too, so these all reach the log.
 FOLDERS = [
     "kernel-open/nvidia/",
     "src/nvidia/arch/nvalloc/unix/src/",
@@ -37,6 +46,13 @@ FOLDERS = [
     "src/nvidia/src/kernel/gpu/fsp/",
     "src/nvidia/src/kernel/gpu/rc/",
     "src/nvidia/src/libraries/utils/nvassert.c",
+    # The subsystems whose faults people meet: memory (ECC, row remapping, page retirement),
+    # the bus and the PCIe interface (BARs, link, AER), NVLink.
+    "src/nvidia/src/kernel/gpu/mem_mgr/",
+    "src/nvidia/src/kernel/gpu/mem_sys/",
+    "src/nvidia/src/kernel/gpu/bus/",
+    "src/nvidia/src/kernel/gpu/bif/",
+    "src/nvidia/src/kernel/gpu/nvlink/",
 ]
 CALLS = ("NV_PRINTF", "nv_printf", "NV_DEV_PRINTF", "NV_DEV_PRINTF_STATUS", "NV_ASSERT_PRINTF")
 LEVELS = {
@@ -56,9 +72,12 @@ class Src:
             os.path.join(where, "objects"))
         self.gitdir = where if self.bare else os.path.join(where, ".git")
 
-    def git(self, *args):
+    def raw(self, *args):
         return subprocess.run(["git", "--git-dir", self.gitdir, *args], check=True,
-                              capture_output=True, timeout=120).stdout.decode("utf-8", "replace")
+                              capture_output=True, timeout=120).stdout
+
+    def git(self, *args):
+        return self.raw(*args).decode("utf-8", "replace")
 
     def commit(self):
         return self.git("rev-parse", "HEAD").strip()
@@ -69,6 +88,10 @@ class Src:
 
     def read(self, path):
         return self.git("show", "HEAD:" + path)
+
+    def sha256(self, path):
+        """The sha256 of the file's bytes at HEAD."""
+        return hashlib.sha256(self.raw("show", "HEAD:" + path)).hexdigest()
 
 
 def c_format(text, i):
@@ -133,43 +156,97 @@ def pieces(fmt):
     return out
 
 
-def mine_nvrm(src):
-    seen = {}
-    for folder in FOLDERS:
-        for path in src.files(folder):
-            text = src.read(path)
-            for m in CALL_RE.finditer(text):
-                call, level = m.group(1), m.group(2)
-                if level not in LEVELS:
-                    continue
-                i = m.end()
-                if call in ("NV_DEV_PRINTF", "NV_DEV_PRINTF_STATUS"):
-                    # NV_DEV_PRINTF(level, nv, fmt, ...); _STATUS has a status before fmt.
-                    skip = 1 if call == "NV_DEV_PRINTF" else 2
-                    for _ in range(skip):
-                        i = text.index(",", i) + 1
-                fmt, ok = c_format(text, i)
-                if not ok:
-                    continue
-                line = text.count("\n", 0, m.start()) + 1
-                fmt = fmt.rstrip("\n")
-                ps = pieces(fmt)
-                if not ps:
-                    continue
-                key = (path, line)
-                seen[key] = {
-                    "file": path,
-                    "line": line,
-                    "call": call,
-                    "level": LEVELS[level],
-                    "format": fmt,
-                    "pieces": ps,
-                }
-    return [seen[k] for k in sorted(seen)]
+def format_end(text, i):
+    """Where c_format, started at text[i], stops reading."""
+    n = len(text)
+    while i < n:
+        c = text[i]
+        if c.isspace() or c == "(":
+            i += 1
+        elif c == '"':
+            j = i + 1
+            while j < n and text[j] != '"':
+                j += 2 if text[j] == "\\" and j + 1 < n else 1
+            i = j + 1
+        elif c.isalpha() or c == "_":
+            i += len(re.match(r"\w+", text[i:]).group(0))
+        elif c == "/" and text.startswith("//", i):
+            i = text.find("\n", i)
+            if i < 0:
+                return n
+        elif c == "/" and text.startswith("/*", i):
+            i = text.find("*/", i) + 2
+        else:
+            return i
+    return n
 
 
-def mine_xid(src):
-    text = src.read(XID_HEADER)
+def calls(text, first_line=1):
+    """Every error/warning printf call in text: (line, match, index where its format starts)."""
+    for m in CALL_RE.finditer(text):
+        call, level = m.group(1), m.group(2)
+        if level not in LEVELS:
+            continue
+        i = m.end()
+        if call in ("NV_DEV_PRINTF", "NV_DEV_PRINTF_STATUS"):
+            # NV_DEV_PRINTF(level, nv, fmt, ...); _STATUS has a status before fmt.
+            skip = 1 if call == "NV_DEV_PRINTF" else 2
+            for _ in range(skip):
+                j = text.find(",", i)
+                i = j + 1 if j >= 0 else len(text)
+        yield first_line + text.count("\n", 0, m.start()), m, i
+
+
+def mine_regions(path, regions, seen):
+    """The entries of one file from its regions [(first line, text)]."""
+    for first, text in regions:
+        for line, m, i in calls(text, first):
+            fmt, ok = c_format(text, i)
+            if not ok:
+                continue
+            fmt = fmt.rstrip("\n")
+            ps = pieces(fmt)
+            if not ps:
+                continue
+            seen[(path, line)] = {
+                "file": path,
+                "line": line,
+                "call": m.group(1),
+                "level": LEVELS[m.group(2)],
+                "format": fmt,
+                "pieces": ps,
+            }
+
+
+def regions_of(text):
+    """The parts of a source file the miner reads: each call's lines, from the start of its line
+    to the end of the line where its format ends, overlapping parts merged."""
+    spans = []
+    for _, m, i in calls(text):
+        a = text.rfind("\n", 0, m.start()) + 1
+        b = text.find("\n", format_end(text, i))
+        spans.append((a, len(text) if b < 0 else b))
+    spans.sort()
+    merged = []
+    for a, b in spans:
+        if merged and a <= merged[-1][1] + 1:
+            merged[-1][1] = max(merged[-1][1], b)
+        else:
+            merged.append([a, b])
+    return [(text.count("\n", 0, a) + 1, text[a:b]) for a, b in merged]
+
+
+def xid_lines(text):
+    """nverror.h up to (and with) its ROBUST_CHANNEL_LAST_ERROR line."""
+    out = []
+    for line in text.split("\n"):
+        out.append(line)
+        if re.match(r"#define\s+ROBUST_CHANNEL_LAST_ERROR\b", line):
+            break
+    return "\n".join(out)
+
+
+def mine_xid(text):
     out = []
     # The Xid block ends at ROBUST_CHANNEL_LAST_ERROR; later defines are other enums.
     for n, line in enumerate(text.split("\n"), 1):
@@ -181,39 +258,84 @@ def mine_xid(src):
     return sorted(out, key=lambda e: (e["xid"], e["line"]))
 
 
-def version(src):
-    for line in src.read("version.mk").split("\n"):
-        if line.startswith("NVIDIA_VERSION"):
-            return line.split("=", 1)[1].strip()
-    return "?"
+def extract(src):
+    """The pinned extract of the snapshot: everything `mine` reads, and the sha256 of each file."""
+    files = []
+    for folder in FOLDERS:
+        for path in src.files(folder):
+            text = src.read(path)
+            files.append({
+                "file": path,
+                "sha256": src.sha256(path),
+                "regions": [{"line": a, "text": t} for a, t in regions_of(text)],
+            })
+    xid = src.read(XID_HEADER)
+    ver = src.read("version.mk")
+    vline = next((line for line in ver.split("\n") if line.startswith("NVIDIA_VERSION")), "")
+    return {
+        "about": "Generated by scripts/knowledge/kernel_mine.py extract (do not edit): the parts "
+                 "of NVIDIA/open-gpu-kernel-modules that kernel_mine.py mine reads.",
+        "repository": REPO,
+        "commit": src.commit(),
+        "folders": FOLDERS,
+        "version_mk": {"sha256": src.sha256("version.mk"), "line": vline},
+        "xid_header": {"file": XID_HEADER, "sha256": src.sha256(XID_HEADER), "text": xid_lines(xid)},
+        "files": files,
+    }
+
+
+def mine(ex):
+    head = {"repository": ex["repository"], "commit": ex["commit"],
+            "version": ex["version_mk"]["line"].split("=", 1)[1].strip()
+            if "=" in ex["version_mk"]["line"] else "?"}
+    seen = {}
+    for f in ex["files"]:
+        mine_regions(f["file"], [(r["line"], r["text"]) for r in f["regions"]], seen)
+    nvrm = [seen[k] for k in sorted(seen)]
+    return {
+        "kernel-xid.json": dict(head, header=XID_HEADER, entries=mine_xid(ex["xid_header"]["text"])),
+        "kernel-nvrm.json": dict(head, folders=ex["folders"], entries=nvrm),
+    }
+
+
+def dumps(data):
+    return json.dumps(data, indent=1, ensure_ascii=False) + "\n"
+
+
+def write_or_check(path, text, check, what):
+    if check:
+        old = open(path, encoding="utf-8").read() if os.path.exists(path) else ""
+        if old != text:
+            print(f"kernel_mine --check: {os.path.relpath(path, ROOT)} differs from what {what} "
+                  "gives", file=sys.stderr)
+            return 1
+        return 0
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+    print(f"wrote {os.path.relpath(path, ROOT)}")
+    return 0
 
 
 def main():
-    check = "--check" in sys.argv[1:]
-    where = os.environ.get("KNOWLEDGE_SRC", MIRROR)
-    if not os.path.isdir(where):
-        print(f"kernel_mine: no source at {where} (set KNOWLEDGE_SRC)", file=sys.stderr)
-        return 2
-    src = Src(where)
-    head = {"repository": REPO, "commit": src.commit(), "version": version(src)}
-    outs = {
-        "kernel-xid.json": dict(head, header=XID_HEADER, entries=mine_xid(src)),
-        "kernel-nvrm.json": dict(head, folders=FOLDERS, entries=mine_nvrm(src)),
-    }
+    args = sys.argv[1:]
+    check = "--check" in args
+    if "extract" in args:
+        where = os.environ.get("KNOWLEDGE_SRC", MIRROR)
+        if not os.path.isdir(where):
+            print(f"kernel_mine extract: no source at {where} (set KNOWLEDGE_SRC)", file=sys.stderr)
+            return 2
+        ex = extract(Src(where))
+        text = dumps(ex)
+        n = sum(len(f["regions"]) for f in ex["files"])
+        print(f"extract: {len(ex['files'])} files, {n} regions, {len(text)} bytes")
+        return write_or_check(EXTRACT, text, check, "the snapshot at " + where)
+    with open(EXTRACT, encoding="utf-8") as f:
+        ex = json.load(f)
     bad = 0
-    for name, data in outs.items():
-        path = os.path.join(ROOT, "knowledge", "mined", name)
-        text = json.dumps(data, indent=1, ensure_ascii=False) + "\n"
-        if check:
-            old = open(path, encoding="utf-8").read() if os.path.exists(path) else ""
-            if old != text:
-                print(f"kernel_mine --check: {path} differs from what the source gives",
-                      file=sys.stderr)
-                bad = 1
-        else:
-            with open(path, "w", encoding="utf-8") as f:
-                f.write(text)
-            print(f"{name}: {len(data['entries'])} entries")
+    for name, data in mine(ex).items():
+        bad |= write_or_check(os.path.join(ROOT, "knowledge", "mined", name), dumps(data), check,
+                              "the pinned extract")
+        print(f"{name}: {len(data['entries'])} entries")
     return bad
 
 

@@ -34,7 +34,13 @@ pub fn enrich(name: &str, line: &str, m: &Matrix, parser: &mut LogParser) -> Opt
         "exit_code" => one(exit_code(line)),
         "cuda_text" => one(cuda_text(line)),
         "xid" => xid_readings(line),
-        "kernel_log" => parser.feed(line).map(|ev| kernel_event(&ev, line)),
+        "kernel_log" => match parser.feed(line) {
+            Some(ev) => Some(kernel_event(&ev, line)),
+            // A line the kernel knowledge knows to be no fault (a module tainting the kernel, a
+            // driver notice) is not the fault whose words it shares.
+            None if crate::knowledge::kernel::known_not_a_fault(line) => Some(Vec::new()),
+            None => None,
+        },
         _ => None,
     }
 }
@@ -741,6 +747,11 @@ fn kernel_event(ev: &LogEvent, line: &str) -> Vec<Match> {
         m.emitter = Some(format!("{} ({})", f.emitter, f.source.join(", ")));
     } else if let Some(f) = k.families.first() {
         m.emitter = Some(f.emitter.clone());
+    } else if let Some(msg) = crate::knowledge::kernel::match_message(line) {
+        // A message family of the driver (knowledge/kernel-messages.yaml): known by its family
+        // only, so less sure than an event's own text.
+        m.emitter = Some(format!("nvidia-kernel-driver ({})", msg.source));
+        m.confidence = "low";
     }
     vec![m]
 }

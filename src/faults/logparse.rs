@@ -4,7 +4,8 @@
 //! lines, RmInitAdapter's code, PCIe AER, the OOM killer, NVSwitch SXids, Windows TDR), and every
 //! other message family of knowledge/kernel-events.yaml ([`crate::knowledge::kernel`]: the
 //! driver's own formats with file:line, nouveau, Secure Boot, BARs, GSP, assertions, crash dumps,
-//! Fabric Manager), which name the event they belong to.
+//! Fabric Manager), which name the event they belong to; and, failing those, any error or warning
+//! format the driver prints (knowledge/kernel-messages.yaml) whose family says what went wrong.
 //!
 //! Signatures are searched anywhere in the line, so dmesg ("[  12.345678] ", `-T` dates), syslog
 //! and journal ("Nov 21 13:59:01 host kernel: "), ISO-timestamped, /dev/kmsg, talosctl
@@ -288,7 +289,16 @@ impl LogParser {
             self.oom_pid = pid;
             return Some(LogEvent::OomKill { pid, process });
         }
-        crate::knowledge::kernel::match_line(line).map(|(e, _)| of_family(&e.id, line))
+        if let Some((e, _)) = crate::knowledge::kernel::match_line(line) {
+            return Some(of_family(&e.id, line));
+        }
+        // Any other error or warning the driver prints: its family (knowledge/kernel-messages.yaml)
+        // when the line says what went wrong; a context or notice line is no event.
+        let msg = crate::knowledge::kernel::match_message(line)?;
+        if msg.role != crate::knowledge::kernel::Role::Cause || msg.event.is_some() {
+            return None;
+        }
+        Some(of_family(&msg.family, line))
     }
 
     /// The line after an API-mismatch line: it may carry the versions the first one lacked; the

@@ -111,3 +111,82 @@ fn describe_fills_the_fields_of_the_event() {
     })
     .is_none());
 }
+
+#[test]
+fn every_mined_message_has_a_family_a_category_and_a_fix() {
+    let m = messages_file().expect("knowledge/kernel-messages.yaml loads");
+    let ev = events_file().unwrap();
+    assert_eq!(m.entries.len(), ev.mined_formats);
+    assert_eq!(m.mined_formats, ev.mined_formats);
+    for e in &m.entries {
+        let fam = event(&e.family).unwrap_or_else(|| panic!("{}: family {}", e.source, e.family));
+        assert!(!e.fix.is_empty(), "{}", e.source);
+        match &e.event {
+            // An event's own lines take its category.
+            Some(id) => assert_eq!(event(id).map(|x| x.category), Some(e.category)),
+            None => assert_eq!(
+                (fam.category, fam.role),
+                (e.category, e.role),
+                "{}",
+                e.source
+            ),
+        }
+    }
+    // Families are weaker readings than events: never an error on their own.
+    assert!(m.families.iter().all(|f| f.severity != Severity::Error));
+}
+
+#[test]
+fn a_line_of_a_mined_format_finds_its_message() {
+    let m = messages_file().unwrap();
+    let mut found = 0;
+    for e in &m.entries {
+        let line = format!("[ 7.1] NVRM: GPU0 fn: {}", e.pieces[1..].join(" 1 "));
+        let Some(got) = match_message(&line) else {
+            continue;
+        };
+        found += 1;
+        // The most specific format the line holds: its own, or one that says more.
+        assert!(
+            got.literal_len() >= e.literal_len(),
+            "{line}: {}",
+            got.source
+        );
+    }
+    // Only formats with too few literal characters to name a line are left out.
+    let specific = m
+        .entries
+        .iter()
+        .filter(|e| e.literal_len() >= MIN_LITERAL)
+        .count();
+    assert!(found >= specific && specific > 750, "{found} of {specific}");
+    // No NVRM, no driver message.
+    assert!(match_message("Can't find an IRQ for your NVIDIA card!").is_none());
+}
+
+#[test]
+fn a_cause_family_is_an_event_and_a_notice_is_none() {
+    use crate::faults::logparse::parse_all;
+    // nv-pci.c: no event names it; its family does.
+    let v = parse_all("[  177.642523] NVRM: Can't find an IRQ for your NVIDIA card!");
+    assert_eq!(v.len(), 1, "{v:?}");
+    assert_eq!(v[0].event_id(), "nvrm_irq_setup");
+    let (k, _, text) = describe(&v[0]).unwrap();
+    assert_eq!(k.category, Category::Configuration);
+    assert!(text.contains("Can't find an IRQ"), "{text}");
+    // Notices and report details: known, and no event.
+    for line in [
+        "[    2.846803] nvidia: module verification failed: signature and/or required key missing - tainting kernel",
+        "[    2.829501] nvidia: module license 'NVIDIA' taints kernel.",
+        "[    3.1] NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  595.45.04  Release Build",
+        "[    9.9] NVRM: GPU0 krcRcAndNotifyAllChannels_IMPL: RC all channels for critical error 79.",
+    ] {
+        assert!(parse_all(line).is_empty(), "{line}");
+        assert!(known_not_a_fault(line), "{line}");
+    }
+    // An event's line is not "known to be no fault".
+    assert!(!known_not_a_fault(
+        "NVRM: GPU 0000:01:00.0: GPU has fallen off the bus."
+    ));
+    assert!(!known_not_a_fault("an ordinary line"));
+}

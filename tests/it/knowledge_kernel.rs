@@ -1,8 +1,10 @@
-//! The kernel driver's knowledge is what its generators give: `kernel_build.py --check` (mined
-//! data + the cited mapping → knowledge/xid.yaml, knowledge/kernel-events.yaml) runs everywhere;
-//! `kernel_mine.py --check` (the driver's source → knowledge/mined/) runs only where a copy of
-//! NVIDIA/open-gpu-kernel-modules is (KNOWLEDGE_SRC, or the mirror path the script names), and
-//! says so when it is not.
+//! The kernel driver's knowledge is what its generators give, from pinned inputs, everywhere (CI
+//! included): `kernel_mine.py --check` (the pinned extract of the driver's source,
+//! scripts/knowledge/kernel-extract.json → knowledge/mined/) and `kernel_build.py --check` (mined
+//! data + the cited mapping and family rules → knowledge/xid.yaml, kernel-events.yaml,
+//! kernel-messages.yaml). `kernel_mine.py extract --check` (NVIDIA/open-gpu-kernel-modules → the
+//! extract, each file's sha256 with it) needs a copy of the repository (KNOWLEDGE_SRC, or the
+//! mirror path the script names) and says so when there is none.
 
 #![allow(clippy::print_stderr, clippy::unwrap_used, clippy::expect_used)]
 
@@ -12,9 +14,13 @@ use common::python;
 use std::process::Command;
 
 fn script(name: &str, env_src: Option<&str>) -> std::process::Output {
+    script_args(name, &["--check"], env_src)
+}
+
+fn script_args(name: &str, args: &[&str], env_src: Option<&str>) -> std::process::Output {
     let mut c = Command::new(python());
     c.arg(format!("scripts/knowledge/{name}"))
-        .arg("--check")
+        .args(args)
         .current_dir(env!("CARGO_MANIFEST_DIR"));
     if let Some(s) = env_src {
         c.env("KNOWLEDGE_SRC", s);
@@ -33,7 +39,61 @@ fn the_built_knowledge_is_what_its_inputs_give() {
     );
     // It reports how many of the driver's formats it mined and mapped.
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("NVRM formats mined: 850"), "{text}");
+    assert!(text.contains("NVRM formats mined: 1757"), "{text}");
+    // Every mined format has a category and a fix (an event's, or its family's).
+    assert!(text.contains("with a category and a fix: 1757;"), "{text}");
+}
+
+#[test]
+fn the_mined_data_is_what_the_pinned_extract_gives() {
+    let out = script("kernel_mine.py", None);
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("kernel-nvrm.json: 1757 entries"), "{text}");
+    assert!(text.contains("kernel-xid.json: 133 entries"), "{text}");
+}
+
+#[test]
+fn an_edit_of_the_pinned_extract_is_caught() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    for sub in ["scripts/knowledge", "knowledge/mined"] {
+        std::fs::create_dir_all(dir.path().join(sub)).unwrap();
+        for e in std::fs::read_dir(root.join(sub)).unwrap() {
+            let e = e.unwrap();
+            if e.file_type().unwrap().is_file() {
+                std::fs::copy(e.path(), dir.path().join(sub).join(e.file_name())).unwrap();
+            }
+        }
+    }
+    let ok = |d: &std::path::Path| {
+        Command::new(python())
+            .args(["scripts/knowledge/kernel_mine.py", "--check"])
+            .current_dir(d)
+            .output()
+            .unwrap()
+            .status
+            .success()
+    };
+    assert!(ok(dir.path()));
+    // A message of the driver reworded in the extract: the committed mined data is stale.
+    let p = dir.path().join("scripts/knowledge/kernel-extract.json");
+    let t = std::fs::read_to_string(&p).unwrap();
+    assert!(t.contains("GSP RM heartbeat timed out"));
+    std::fs::write(
+        &p,
+        t.replacen("GSP RM heartbeat timed out", "GSP RM heartbeat late", 1),
+    )
+    .unwrap();
+    assert!(
+        !ok(dir.path()),
+        "a changed extract passes kernel_mine.py --check"
+    );
 }
 
 #[test]
@@ -49,7 +109,11 @@ fn a_hand_edit_of_the_generated_file_is_caught() {
             }
         }
     }
-    for f in ["knowledge/xid.yaml", "knowledge/kernel-events.yaml"] {
+    for f in [
+        "knowledge/xid.yaml",
+        "knowledge/kernel-events.yaml",
+        "knowledge/kernel-messages.yaml",
+    ] {
         std::fs::copy(root.join(f), dir.path().join(f)).unwrap();
     }
     let ok = |d: &std::path::Path| {
@@ -72,14 +136,14 @@ fn a_hand_edit_of_the_generated_file_is_caught() {
 }
 
 #[test]
-fn the_mined_data_is_what_the_driver_source_gives_where_the_source_is() {
+fn the_pinned_extract_is_what_the_driver_source_gives_where_the_source_is() {
     let src = std::env::var("KNOWLEDGE_SRC")
         .unwrap_or_else(|_| "/work/.mirror/NVIDIA+open-gpu-kernel-modules/repo".into());
     if !std::path::Path::new(&src).is_dir() {
-        eprintln!("kernel_mine.py --check not run: no NVIDIA/open-gpu-kernel-modules at {src} (set KNOWLEDGE_SRC)");
+        eprintln!("kernel_mine.py extract --check not run: no NVIDIA/open-gpu-kernel-modules at {src} (set KNOWLEDGE_SRC)");
         return;
     }
-    let out = script("kernel_mine.py", Some(&src));
+    let out = script_args("kernel_mine.py", &["extract", "--check"], Some(&src));
     assert!(
         out.status.success(),
         "{}{}",
