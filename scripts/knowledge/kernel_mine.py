@@ -22,7 +22,7 @@ Two steps, so that the staleness check runs in CI, which cannot reach GitHub:
     NV_DBG_WARNINGS, ...)`, `NV_DEV_PRINTF(...)`, `NV_ASSERT_PRINTF(LEVEL_ERROR, ...)`) under the
     folders below, as a format string split into its literal pieces, with file:line.
   Each names the commit and the driver version (version.mk) it was mined from. `mine --check`
-  fails on any difference from the committed files; it runs everywhere (tests/knowledge_kernel.rs).
+  fails on any difference from the committed files; it runs everywhere (tests/it/knowledge_kernel.rs).
 """
 import hashlib
 import json

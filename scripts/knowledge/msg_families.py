@@ -40,7 +40,7 @@ CATEGORIES = {
 # A string literal of Python, C/C++ or Go (optionally an f/r/b prefix), one line.
 LITERAL = re.compile(r'''(?<![A-Za-z0-9_])([fFrRbBuU]{0,2})("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')''')
 # A printf/format hole: {expr}, {:,}, %s, %d, %zu, %llu, %v, %q, %w, %U.
-HOLE = re.compile(r"\{[^{}]*\}|%[-+ #0-9.*]*(?:hh|h|ll|l|z|j|t|L)?[sdiuxXfgeEpcvqwU]")
+HOLE = re.compile(r"\{[^{}]*\}|%[-+ #0-9.*]*(?:hh|h|ll|l|z|j|t|L)?[sdiuxXfgeEpcvqwUrR]")
 
 
 def load_mapping():
@@ -210,6 +210,18 @@ def pieces_of(fmt, take=None, min_len=4):
     return out, holes
 
 
+def fill_hole(fmt, k, value):
+    """The format with its hole k (from 0) printed as value."""
+    n = [0]
+
+    def one(m):
+        i = n[0]
+        n[0] += 1
+        return value if i == k else m.group()
+
+    return HOLE.sub(one, fmt)
+
+
 def hole_type(h):
     if h.startswith("{"):
         return "number" if (":," in h or "size" in h or "count" in h) else "text"
@@ -235,7 +247,7 @@ def build(check):
         fmt = got["format"]
         holes = HOLE.findall(fmt)
         if fam.get("value"):
-            fmt = HOLE.sub(lambda _: fam["value"], fmt, count=1)
+            fmt = fill_hole(fmt, fam.get("hole", 0), fam["value"])
         pieces, _ = pieces_of(fmt, fam.get("take"))
         if fam.get("keys_only"):
             if not fam.get("keys"):

@@ -396,6 +396,9 @@ fn named(v: &[(String, Fig)]) -> String {
 /// "Out of memory allocating 1,073,741,824 bytes (allocated so far: 4,294,967,296 bytes)"
 /// (cupy/cuda/memory.pyx, OutOfMemoryError). The signature's name and id stand (code null).
 fn oom_bytes(line: &str) -> Option<Match> {
+    if let Some(x) = host_allocator_oom(line) {
+        return Some(x);
+    }
     const N: &str = r"([\d,]+(?:\.\d+)?) ?(bytes|B|KiB|MiB|GiB|TiB|KB|MB|GB|K|M|G)\b";
     let fig = |c: &regex::Captures, i: usize| -> Option<Fig> {
         let n = c.get(i)?.as_str();
@@ -448,6 +451,33 @@ fn oom_bytes(line: &str) -> Option<Match> {
     )
     .causes_owned(causes);
     x.key = format!("oom-bytes:{}", (want.bytes / 1e6).round());
+    Some(x)
+}
+
+/// TensorFlow's "OOM when allocating tensor with shape[…] and type float on
+/// /job:localhost/replica:0/task:0/device:CPU:0 by allocator cpu" and the BFC allocator's "Allocator
+/// (cpu) ran out of memory" (tensorflow/core/framework/op_kernel.cc, common_runtime/bfc_allocator.cc):
+/// the allocator named is the host's, so host memory ran out, not the GPU's.
+fn host_allocator_oom(line: &str) -> Option<Match> {
+    let dev = grab1(line, r"(?i)\bon /\S*device:(cpu):\d")
+        .or_else(|| grab1(line, r"(?i)by allocator (cpu)\b"))
+        .or_else(|| grab1(line, r"(?i)allocator \((cpu)\) ran out"))?;
+    let x = Match::new(
+        "signature",
+        json!("tf-oom-host"),
+        "Host memory exhausted (TensorFlow's CPU allocator)",
+        Category::HostMemoryExhausted,
+        "TensorFlow could not allocate a tensor on the CPU device: the allocator named is the host's (cpu), so the machine's RAM (or the container's memory limit) ran out, not the GPU's memory.",
+    )
+    .causes(&[
+        "a tensor placed on the CPU (input pipeline, preprocessing, a model or op without a GPU kernel) larger than the free RAM",
+        "the container's or job's memory limit (cgroup) below what the job needs",
+    ])
+    .fix(
+        "Make the host-side tensors smaller (batch size, image size, dataset caching), or give the job more RAM:",
+        &["free -h", "gpudoctor check"],
+    )
+    .key(format!("tf-oom-host:{}", dev.to_ascii_lowercase()));
     Some(x)
 }
 
@@ -621,12 +651,25 @@ fn nccl(line: &str) -> Option<Match> {
         "remote process exited or there was a network error" => (&["another rank died (look at its log first)", "a network or interface problem between nodes"], "Find the first rank that failed; check the network (NCCL_SOCKET_IFNAME):", &["export NCCL_DEBUG=INFO"]),
         _ => (&["an NCCL internal or usage error"], "Rerun with NCCL_DEBUG=INFO for details:", &["export NCCL_DEBUG=INFO"]),
     };
+    // The category is the ncclResult_t's whose ncclGetErrorString text this is (knowledge/nccl.yaml:
+    // ncclSystemError is an OS or network call failing, a setting of the machine). "unhandled cuda
+    // error" does not say which CUDA call failed or why: a text alone does not blame the GPU or
+    // the driver, so a code mapped there reads as the program's error until the CUDA error is known.
+    let category = crate::knowledge::codes::emitter("nccl")
+        .and_then(|e| {
+            e.entries
+                .iter()
+                .find(|c| c.text.eq_ignore_ascii_case(&what))
+        })
+        .map(|c| c.category)
+        .filter(|c| !matches!(c, Category::DriverFault | Category::HardwareFault))
+        .unwrap_or(Category::ApplicationError);
     Some(
         Match::new(
             "signature",
             json!(what),
             format!("NCCL error: {what}"),
-            Category::ApplicationError,
+            category,
             format!("NCCL (the multi-GPU communication library) failed: {what}."),
         )
         .causes(causes)

@@ -24,7 +24,12 @@ const EMBEDDED: &[(&str, &str)] = &[
     ),
     ("cudnn", include_str!("../../knowledge/messages/cudnn.yaml")),
     ("cupy", include_str!("../../knowledge/messages/cupy.yaml")),
+    ("dcgm", include_str!("../../knowledge/messages/dcgm.yaml")),
     ("glibc", include_str!("../../knowledge/messages/glibc.yaml")),
+    (
+        "gpu-burn",
+        include_str!("../../knowledge/messages/gpu-burn.yaml"),
+    ),
     ("jax", include_str!("../../knowledge/messages/jax.yaml")),
     (
         "k8s-device-plugin",
@@ -42,6 +47,10 @@ const EMBEDDED: &[(&str, &str)] = &[
     (
         "nvidia-container-toolkit",
         include_str!("../../knowledge/messages/nvidia-container-toolkit.yaml"),
+    ),
+    (
+        "nvidia-docker",
+        include_str!("../../knowledge/messages/nvidia-docker.yaml"),
     ),
     ("nvml", include_str!("../../knowledge/messages/nvml.yaml")),
     (

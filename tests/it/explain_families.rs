@@ -39,16 +39,18 @@ const CASES: &[Case] = &[
     // TensorFlow's conv kernels.
     c("https://github.com/irdanish11/AnomalyEventDetection/issues/1", "UnknownError: 2 root error(s) found.\n  (0) Unknown: Failed to get convolution algorithm. This is probably because cuDNN failed to initialize, so try looking to see if a warning log message was printed above.\n\t [[{{node conv3d/Conv3D}}]]", "gpu_memory_exhausted", "tf-cudnn-init"),
     c("https://github.com/mozilla/DeepSpeech/issues/2211", "tensorflow.python.framework.errors_impl.UnknownError: Failed to get convolution algorithm. \nThis is probably because cuDNN failed to initialize, so try looking to see if a warning log \nmessage was printed above.\n\t [[{{node tower_0/conv1d/Conv2D}}]]", "gpu_memory_exhausted", "tf-cudnn-init"),
-    // cuDNN 8 on Windows (the string is in cudnn_ops_infer64_8.dll of nvidia-cudnn-cu11 8.9.5.29).
-    c("https://github.com/AlexeyAB/darknet/issues/8551", "Could not locate zlibwapi.dll. Please make sure it is in your library path!\n\nCUDA-version: 11070 (11070), cuDNN: 8.4.1, GPU count: 1", "cudnn_mismatch", "cudnn-zlibwapi"),
-    c("https://github.com/PaddlePaddle/PaddleOCR/issues/8400", "ppocr WARNING: When args.layout is false, args.ocr is automatically set to false\nCould not locate zlibwapi.dll. Please make sure it is in your library path!", "cudnn_mismatch", "cudnn-zlibwapi"),
+    // cuDNN 8 on Windows (the string is in cudnn_ops_infer64_8.dll of nvidia-cudnn-cu11 8.9.5.29):
+    // zlib's DLL, which cuDNN does not ship, is not on the search path (a library path problem).
+    c("https://github.com/AlexeyAB/darknet/issues/8551", "Could not locate zlibwapi.dll. Please make sure it is in your library path!\n\nCUDA-version: 11070 (11070), cuDNN: 8.4.1, GPU count: 1", "library_path_conflict", "cudnn-zlibwapi"),
+    c("https://github.com/PaddlePaddle/PaddleOCR/issues/8400", "ppocr WARNING: When args.layout is false, args.ocr is automatically set to false\nCould not locate zlibwapi.dll. Please make sure it is in your library path!", "library_path_conflict", "cudnn-zlibwapi"),
     // Python's Windows loader, the older and the newer form.
     c("https://github.com/tensorflow/tensorflow/issues/39071", "  File \"C:\\Users\\dell\\anaconda3\\lib\\imp.py\", line 342, in load_dynamic\n    return _load(spec)\n\nImportError: DLL load failed: The specified module could not be found.", "cuda_runtime_mismatch", "windows-dll-load"),
     c("https://github.com/rantonels/starless/issues/18", "from . import multiarray ImportError: DLL load failed while importing multiarray: The specified module could not be found.", "cuda_runtime_mismatch", "windows-dll-load"),
     c("https://github.com/thu-ml/tianshou/issues/297", "OSError: [WinError 1455] The paging file is too small for this operation to complete\nError loading \"E:\\Anaconda\\envs\\Python37\\lib\\site-packages\\torch\\lib\\cudnn_cnn_train64_8.dll\" or one of its dependencies.", "host_memory_exhausted", "cpu-alloc"),
-    // The display watchdog (cudaErrorLaunchTimeout's text in libcudart).
-    c("https://github.com/mrnabati/CenterFusion/issues/76", "RuntimeError: CUDA error: the launch timed out and was terminated\nCUDA kernel errors might be asynchronously reported at some other API call,so the stacktrace below might be incorrect.\nFor debugging consider passing CUDA_LAUNCH_BLOCKING=1.", "driver_fault", "cuda-launch-timeout"),
-    c("https://github.com/happynear/caffe-windows/issues/250", "Check failed: error == cudaSuccess (6 vs. 0)  the launch timed out and was terminated", "driver_fault", "cuda-launch-timeout"),
+    // The display watchdog (cudaErrorLaunchTimeout's text in libcudart): a timeout setting, as
+    // knowledge/code-categories.yaml maps the code.
+    c("https://github.com/mrnabati/CenterFusion/issues/76", "RuntimeError: CUDA error: the launch timed out and was terminated\nCUDA kernel errors might be asynchronously reported at some other API call,so the stacktrace below might be incorrect.\nFor debugging consider passing CUDA_LAUNCH_BLOCKING=1.", "configuration", "cuda-launch-timeout"),
+    c("https://github.com/happynear/caffe-windows/issues/250", "Check failed: error == cudaSuccess (6 vs. 0)  the launch timed out and was terminated", "configuration", "cuda-launch-timeout"),
     // torch.load's map_location text (torch/serialization.py).
     c("https://github.com/kleinlee/DH_live/issues/22", "RuntimeError: Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is False. If you are running on a CPU-only machine, please use torch.load with map_location=torch.device('cpu') to map your storages to the CPU.", "cpu_only_build", "torch-load-no-cuda"),
     c("https://github.com/yunjey/pytorch-tutorial/issues/249", "RuntimeError: Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is False. If you are running on a CPU-only machine, please use torch.load with map_locatio\nn=torch.device('cpu') to map your storages to the CPU.", "cpu_only_build", "torch-load-no-cuda"),
@@ -62,6 +64,17 @@ const CASES: &[Case] = &[
     c("https://github.com/NVIDIA/k8s-device-plugin/issues/165", "0/3 nodes are available: 3 insufficient nvidia.com/gpu.", "container_no_gpu", "k8s-insufficient-gpu"),
     // glibc's dl-version.c.
     c("https://github.com/pyg-team/pyg-lib/issues/548", "OSError: /lib/x86_64-linux-gnu/libc.so.6: version `GLIBC_2.33' not found (required by /home/ee615/anaconda3/envs/qcnet/lib/python3.10/site-packages/libpyg.so)", "library_path_conflict", "glibc-version"),
+    // gpu-burn's "Couldn't init a GPU test: %s" (gpu_burn-drv.cpp): the test never started, whatever
+    // inner error it names, and the summary it prints after is of no test.
+    c("https://github.com/wilicc/gpu-burn/issues/123", "GPU 0: Tesla V100-SXM2-32GB (UUID: GPU-e9f1360a-e941-dde5-d54a-9ba14c23644a)\nCouldn't init a GPU test: Error: CUDA_ERROR_UNKNOWN\n100.0%  proc'd: 0 (0 Gflop/s) - 0 (0 Gflop/s)   errors: 0 - 0   temps: 41 C - 40 C", "smoke_failure", "gpu-burn-init"),
+    c("https://github.com/wilicc/gpu-burn/issues/52", "Couldn't init a GPU test: Error in \"load module\": \nInitialized device 0 with 11441 MB of memory (11332 MB available, using 10199 MB of it), using FLOATS\n50.0%  proc'd: -1 (0 Gflop/s) - 0 (0 Gflop/s)   errors: 1641686072  (DIED!)- 0   temps: 33 C - 29 C", "smoke_failure", "gpu-burn-init"),
+    // CPython: importlib's "No module named %r", subprocess's "died with <Signals.SIGKILL: 9>".
+    c("https://github.com/hlky/nataili/issues/88", "  File \"/opt/conda/lib/python3.9/site-packages/ts/metrics/system_metrics.py\", line 61, in gpu_utilization\n    import nvgpu\nModuleNotFoundError: No module named 'nvgpu'", "configuration", "python-module-missing"),
+    c("https://github.com/Panchovix/stable-diffusion-webui-reForge/issues/241", "subprocess.CalledProcessError: Command '['/mnt/f/.../venv/bin/python', 'launch.py']' died with <Signals.SIGKILL: 9>.", "host_memory_exhausted", "host-oom"),
+    // DCGM's health message (dcgm_errors.h, DCGM_FR_CLOCKS_EVENT_THERMAL).
+    c("https://github.com/NVIDIA/DCGM/issues/270", "ERROR [1514002:1514004] [[Health]] Detected a WARNING in health system Thermal: 'Detected clocks event due to thermal violation in GPU 2. Verify that the cooling on this machine is functional, including external, thermal material interface, fans, and any other components.", "thermal_power", "thermal"),
+    // nvidia-docker 1.x's image check (src/nvidia-docker/utils.go).
+    c("https://github.com/NVIDIA/nvidia-docker/issues/106", "root@belka2-500-311ng:/home/belka# sudo nvidia-docker run --rm nvidia/cuda nvidia-smi\nnvidia-docker | 2016/06/07 18:49:33 Error: unsupported CUDA version: driver 7.0 < image 7.5", "driver_too_old", "insufficient-driver"),
 ];
 
 #[test]

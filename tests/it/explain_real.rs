@@ -98,9 +98,9 @@ const CASES: &[Case] = &[
     c("https://github.com/ollama/ollama/issues/11963", "ggml_cuda_init: failed to initialize CUDA: system not yet initialized", "fabric_manager", "driver's exact version"),
     // NCCL.
     c("https://github.com/TheAtticusProject/cuad/issues/9", "what(): NCCL Error 1: unhandled cuda error", "application_error", "NCCL_DEBUG=INFO"),
-    c("https://github.com/NVIDIA/nccl/issues/207", "NCCL error in: /torch/lib/c10d/ProcessGroupNCCL.cpp:260, unhandled system error", "application_error", "--ipc=host"),
-    c("https://github.com/amdegroot/ssd.pytorch/issues/577", "RuntimeError: NCCL Error 2: unhandled system error", "application_error", "shared memory"),
-    c("https://github.com/NVIDIA/nccl/issues/473", "fastmoe: Test NCCL failure common.cu:777 'unhandled system error'", "application_error", "/dev/shm"),
+    c("https://github.com/NVIDIA/nccl/issues/207", "NCCL error in: /torch/lib/c10d/ProcessGroupNCCL.cpp:260, unhandled system error", "configuration", "--ipc=host"),
+    c("https://github.com/amdegroot/ssd.pytorch/issues/577", "RuntimeError: NCCL Error 2: unhandled system error", "configuration", "shared memory"),
+    c("https://github.com/NVIDIA/nccl/issues/473", "fastmoe: Test NCCL failure common.cu:777 'unhandled system error'", "configuration", "/dev/shm"),
     c("https://github.com/NVIDIA/nccl/issues/1410", "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:275, unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.20.5", "application_error", "Xids"),
     // No kernel image.
     c("https://github.com/OpenBMB/cpm_kernels/issues/6", "CUDA Error: no kernel image is available for execution on the device", "arch_unsupported", "architecture"),
