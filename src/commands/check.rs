@@ -4,8 +4,8 @@ use std::time::Duration;
 
 use super::children::run_smoke;
 use super::config::{CheckConfig, Source};
-use super::*;
 use super::Output;
+use super::*;
 use crate::cli::Format;
 use crate::render::{self, human::HumanOptions, progress::Activity};
 use crate::report::ExitStatus;

@@ -1,8 +1,8 @@
 //! `gpudoctor recommend`.
 
 use super::config::RecommendConfig;
-use super::*;
 use super::Output;
+use super::*;
 use crate::cli::RecommendArgs;
 use crate::report::ExitStatus;
 

@@ -191,7 +191,9 @@ fn probe_after_run(
         (Some(m), true) => {
             // A wedged driver costs at most this after the command ended.
             let snap = crate::probe::probe_all(&crate::probe::ProbeOptions {
-                deadline: crate::probe::deadline::Deadline::after(std::time::Duration::from_secs(5)),
+                deadline: crate::probe::deadline::Deadline::after(std::time::Duration::from_secs(
+                    5,
+                )),
                 ..crate::probe::ProbeOptions::default()
             });
             let rep = evaluate(
