@@ -130,8 +130,12 @@ pub(crate) fn explain(a: ExplainArgs) -> Output {
                 }
             }
         };
-        if path.as_os_str() != "-" && result.as_ref().is_ok_and(|r| r.matches.is_empty()) {
-            not_text = file_is_binary(path);
+        if result.as_ref().is_ok_and(|r| r.matches.is_empty()) {
+            not_text = if path.as_os_str() == "-" {
+                result.as_ref().is_ok_and(|r| r.not_text)
+            } else {
+                file_is_binary(path)
+            };
         }
         match result {
             Ok(r) => (
@@ -162,6 +166,7 @@ pub(crate) fn explain(a: ExplainArgs) -> Output {
             }
         }
         if let Some(r) = scanned {
+            not_text = r.matches.is_empty() && r.not_text;
             (
                 r.matches,
                 "standard input".to_string(),
@@ -202,7 +207,8 @@ pub(crate) fn explain(a: ExplainArgs) -> Output {
             serde_json::json!({"schema": EXPLAIN_SCHEMA, "input": input_json, "matches": matches});
         if not_text {
             v["not_text"] = serde_json::json!(true);
-            if a.log.is_none() {
+            // A paste's text is not shown; a log read from standard input keeps its summary.
+            if a.log.is_none() && v["input"].get("log").is_none() {
                 v["input"] = serde_json::json!(null);
             }
         }
@@ -215,7 +221,7 @@ pub(crate) fn explain(a: ExplainArgs) -> Output {
         return Output::ok(
             format!(
                 "{} is not text (mostly control or undecodable bytes): gpudoctor explains error messages, codes and logs, and found none in it.\n",
-                if a.log.is_some() { label.as_str() } else { "The input" }
+                if a.log.is_some() && label != "-" { label.as_str() } else { "The input" }
             ),
             ExitStatus::Healthy,
         );
