@@ -38,8 +38,8 @@ const PARALLEL_FROM: u64 = 64 << 20;
 /// fingerprint of their first bytes, and every fingerprint hit is verified: the fewer literals
 /// in a bucket, the fewer false hits, but each group is one more pass over the text. Counted in
 /// instructions (valgrind) over 30 MB logs of scripts/bench-explain-gen.py, the searches of
-/// groups of 24 took 0.85 to 0.95 of groups of 45 (PyTorch, NCCL, vLLM) and groups of 32 more
-/// than either (docs/benchmarks.md).
+/// groups of 24 took 0.87 (vLLM) and 0.92 (PyTorch) of groups of 45, 1.03 on NCCL, and groups
+/// of 32 more than either (docs/benchmarks.md).
 pub(crate) const GROUP: usize = 24;
 
 pub struct ScanResult {
