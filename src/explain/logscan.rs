@@ -94,6 +94,11 @@ struct Prefilter {
     weak: Vec<Weak>,
     /// Where no vectorised search is available: one automaton over every literal.
     fallback: Option<AhoCorasick>,
+    /// What lowercasing ASCII does not see through: an ANSI escape (normalising drops the
+    /// sequence, which may join the pieces of a literal) and the Kelvin sign and capital dotted
+    /// I (they lowercase to the ASCII `k` and `i`). A line holding one is checked again,
+    /// normalised.
+    hidden: AhoCorasick,
 }
 
 /// Ordinary output of GPU jobs (PyTorch, NCCL INFO, tqdm, vLLM, the Hugging Face Trainer, the
@@ -417,12 +422,33 @@ impl Prefilter {
         } else {
             None
         };
+        let hidden = AhoCorasick::new(["\u{1b}", "\u{212a}", "\u{130}"])
+            .map_err(|e| std::io::Error::other(e.to_string()))?;
         Ok(Prefilter {
             searchers,
             weak_searcher,
             weak,
             fallback,
+            hidden,
         })
+    }
+
+    /// Whether a line, normalised as the catalog matches it, holds a literal (a weak one with
+    /// the words of one of its patterns).
+    fn holds_normalised(&self, line: &[u8]) -> bool {
+        let n = super::catalog::normalise(&String::from_utf8_lossy(line));
+        let n = n.as_bytes();
+        let span = aho_corasick::Span::from(0..n.len());
+        self.searchers
+            .iter()
+            .any(|sr| sr.find_in(n, span).is_some())
+            || self.weak.iter().any(|(x, of)| {
+                x.find(n).is_some() && of.iter().any(|ws| ws.iter().all(|w| w.find(n).is_some()))
+            })
+            || self
+                .fallback
+                .as_ref()
+                .is_some_and(|ac| ac.find(Input::new(n)).is_some())
     }
 
     /// The start of every line of `text` (whole lines) that holds a literal, ascending, each
@@ -493,6 +519,21 @@ impl Prefilter {
                         .min(h.start() + MAX_LINE / 2)
                         .max(h.end());
                 }
+            }
+            let mut pos = 0usize;
+            while let Some(h) = self.hidden.find(Input::new(lower.as_slice()).range(pos..)) {
+                let start = memchr::memrchr(b'\n', lower.get(..h.start()).unwrap_or(&[]))
+                    .map(|i| i + 1)
+                    .unwrap_or(0)
+                    .max(h.start().saturating_sub(MAX_LINE / 2));
+                let stop = memchr::memchr(b'\n', lower.get(h.start()..).unwrap_or(&[]))
+                    .map(|i| h.start() + i)
+                    .unwrap_or(lower.len())
+                    .min(start + MAX_LINE);
+                if self.holds_normalised(block.get(start..stop).unwrap_or(&[])) {
+                    starts.push(from + start);
+                }
+                pos = (stop + 1).min(lower.len()).max(h.end());
             }
             if let Some(ac) = &self.fallback {
                 let mut pos = 0usize;

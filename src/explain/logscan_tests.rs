@@ -490,3 +490,57 @@ fn a_binary_stream_is_not_text() {
     assert!(!r.not_text);
     assert!(!r.matches.is_empty());
 }
+
+/// Lines whose literal only lowercasing beyond ASCII or dropping an ANSI escape shows (a colour
+/// sequence inside a word, a Kelvin sign, a capital dotted I) are candidates: the scan finds
+/// what the per-line matcher finds in them.
+#[test]
+fn literals_behind_colours_and_unicode_case_are_found() {
+    let cat = crate::explain::embedded_catalog().unwrap();
+    let mut log = realistic_log();
+    // Patterns whose literal a colour sequence cuts, or whose literal's `k` is a Kelvin sign.
+    let strong = cover(cat).strong.concat();
+    let mut cut = 0;
+    for sig in &cat.signatures {
+        for p in &sig.patterns {
+            let Some((at, x)) = strong
+                .iter()
+                .filter(|x| x.is_ascii())
+                .find_map(|x| p.find(x.as_str()).map(|i| (i, x)))
+            else {
+                continue;
+            };
+            for line in [
+                format!("{}\u{1b}[0m{}", &p[..at + 1], &p[at + 1..]),
+                format!("{}{}", &p[..at], p[at..].replacen('k', "\u{212a}", 1)),
+            ] {
+                if line != *p && !line.contains(x.as_str()) && !cat.matches(&line).is_empty() {
+                    log.push_str(&line);
+                    log.push('\n');
+                    cut += 1;
+                }
+            }
+        }
+    }
+    assert!(cut > 20, "{cut}");
+    log.push_str(
+        "RuntimeError: CUDA error: an illegal mem\u{1b}[0mory acc\u{1b}[1mess was encountered\n",
+    );
+    log.push_str("[  12.3] Out of memory: \u{212a}illed process 4242 (python) total-vm:1234kB\n");
+    log.push_str("gpu-node-07:41231:41288 [1] NCCL WARN Cuda failure 'out of memory' \u{1b}[0m\n");
+    let want = plain_matches(&log, cat);
+    let pre = Prefilter::new(cat).unwrap();
+    let mut got = Vec::new();
+    stream_candidates(log.as_bytes(), &pre, |before, raw| {
+        let hits = cat.matches(&String::from_utf8_lossy(raw));
+        if !hits.is_empty() {
+            got.push((before + 1, hits));
+        }
+    })
+    .unwrap();
+    assert_eq!(got, want);
+    // The coloured and Kelvin lines match something (else the test would prove nothing).
+    let n = log.lines().count() as u64;
+    assert!(want.iter().any(|(l, _)| *l == n - 2), "{:?}", want.last());
+    assert!(want.iter().any(|(l, _)| *l == n - 1), "{:?}", want.last());
+}
