@@ -21,6 +21,7 @@
 # the table gives the median ratio and the median times, and the peak RSS of each explain
 # command from /usr/bin/time -v (one more run). Checks that explain found the error (its key
 # phrase in the output); asserts nothing about speed.
+# On a loaded machine, scripts/bench-explain-instructions.sh counts instructions instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 MB=${1:-200}

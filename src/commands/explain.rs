@@ -81,7 +81,8 @@ pub(crate) fn explain(a: ExplainArgs) -> Output {
             serde_json::json!({"schema": EXPLAIN_SCHEMA, "input": input_json, "matches": matches});
         if not_text {
             v["not_text"] = serde_json::json!(true);
-            if a.log.is_none() {
+            // A paste's text is not shown; a log read from standard input keeps its summary.
+            if a.log.is_none() && v["input"].get("log").is_none() {
                 v["input"] = serde_json::json!(null);
             }
         }
@@ -94,7 +95,7 @@ pub(crate) fn explain(a: ExplainArgs) -> Output {
         return Output::ok(
             format!(
                 "{} is not text (mostly control or undecodable bytes): gpudoctor explains error messages, codes and logs, and found none in it.\n",
-                if a.log.is_some() { label.as_str() } else { "The input" }
+                if a.log.is_some() && label != "-" { label.as_str() } else { "The input" }
             ),
             ExitStatus::Healthy,
         );
@@ -210,8 +211,12 @@ fn from_log(
         }
     };
     let mut not_text = false;
-    if path.as_os_str() != "-" && result.as_ref().is_ok_and(|r| r.matches.is_empty()) {
-        not_text = file_is_binary(path);
+    if result.as_ref().is_ok_and(|r| r.matches.is_empty()) {
+        not_text = if path.as_os_str() == "-" {
+            result.as_ref().is_ok_and(|r| r.not_text)
+        } else {
+            file_is_binary(path)
+        };
     }
     match result {
         Ok(r) => Ok(Explained {
@@ -258,12 +263,13 @@ fn from_text(
         }
     }
     if let Some(r) = scanned {
+        let not_text = r.matches.is_empty() && r.not_text;
         return Ok(Explained {
             matches: r.matches,
             label: "standard input".to_string(),
             input_json: serde_json::json!({"log": "-", "lines": r.lines, "bytes": r.bytes}),
             lines: Some(r.lines),
-            not_text: false,
+            not_text,
         });
     }
     if text.trim().is_empty() {

@@ -1,14 +1,16 @@
-//! `explain --log FILE`: scans a log of any size. Each block of lines is lowercased into a
-//! second buffer, and vectorised (Teddy) searches over a small cover of the catalog's patterns
-//! ([`cover`]: literals chosen against ordinary log text, in groups of 45) find the candidate
-//! lines; a byte-at-a-time automaton over the catalog's few hundred patterns ran at a fifth of
-//! the speed. A regular file of some size is cut into segments of whole lines that several
-//! threads search at once ([`scan_file`]); a pipe is read in one stream ([`scan_with`]). Either
-//! way the text is read 256 KiB at a time, so that it is still in the core's cache when it is
-//! lowercased and searched (reading a 16 MiB segment first cost 17 % more time). Only a
-//! candidate line is decoded and matched against the whole catalog (normalised, as pasted text
-//! is), in the order of the log, on one thread. Line numbers come from counting newlines with
-//! memchr. Each distinct match is reported once, with its count and first line.
+//! `explain --log FILE`: scans a log of any size. Each block of lines is lowercased into a second
+//! buffer, and vectorised (Teddy) searches over a small cover of the catalog's patterns ([`cover`]:
+//! literals chosen against ordinary log text, in groups of [`GROUP`]) find the candidate lines; a
+//! byte-at-a-time automaton over the catalog's few hundred patterns ran at a fifth of the speed
+//! (counted in instructions on a 30 MB vLLM log, about as many as these searches). A regular file
+//! of some size is cut into segments of whole lines that several threads search at once
+//! ([`scan_file`]); a pipe is read in one stream ([`scan_with`]). Either way the text is read 256
+//! KiB at a time, so that it is still in the core's cache when it is lowercased and searched
+//! (reading a 16 MiB segment first cost 17 % more time). Only a candidate line is decoded and
+//! matched against the whole catalog (normalised, as pasted text is), in the order of the log, on
+//! one thread; of a line longer than [`MAX_LINE`], the window of that size around each hit. Line
+//! numbers come from counting newlines with memchr. Each distinct match is reported once, with its
+//! count and first line.
 
 use std::collections::HashMap;
 use std::io::Read;
@@ -23,7 +25,7 @@ use crate::matrix::Matrix;
 /// Read at a time: small enough that the text, its lowercased block and the searches stay in
 /// the core's cache (a whole segment read first went through memory three times).
 const CHUNK: usize = 256 * 1024;
-/// Longest line kept whole; longer lines are cut (their hits still count).
+/// Longest line kept whole; of a longer line, the window of this size around each hit is matched.
 const MAX_LINE: usize = 64 * 1024;
 /// The prefilter lowercases and searches this much at a time, so that the copy stays in the
 /// core's cache.
@@ -32,11 +34,43 @@ const BLOCK: usize = 128 * 1024;
 const SEGMENT: u64 = 16 << 20;
 /// Files smaller than this are scanned on one thread.
 const PARALLEL_FROM: u64 = 64 << 20;
+/// Literals a vectorised (Teddy) search takes at once. Teddy puts them in 8 or 16 buckets by a
+/// fingerprint of their first bytes, and every fingerprint hit is verified: the fewer literals
+/// in a bucket, the fewer false hits, but each group is one more pass over the text. Counted in
+/// instructions (valgrind) over 30 MB logs of scripts/bench-explain-gen.py, the searches of
+/// groups of 24 took 0.87 (vLLM) and 0.92 (PyTorch) of groups of 45, 1.03 on NCCL, and groups
+/// of 32 more than either (docs/benchmarks.md).
+pub(crate) const GROUP: usize = 24;
 
 pub struct ScanResult {
     pub matches: Vec<Match>,
     pub lines: u64,
     pub bytes: u64,
+    /// Its first [`HEAD`] bytes are mostly not text ([`super::catalog::mostly_binary`]): binary
+    /// data, as a log file's or a paste's would say.
+    pub not_text: bool,
+}
+
+/// How much of the start of a log says whether it is text.
+const HEAD: usize = 64 << 10;
+
+/// A reader that keeps the first [`HEAD`] bytes it reads.
+struct Head<R> {
+    r: R,
+    head: Vec<u8>,
+}
+
+impl<R: Read> Read for Head<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.r.read(buf)?;
+        let want = HEAD.saturating_sub(self.head.len()).min(n);
+        self.head.extend_from_slice(buf.get(..want).unwrap_or(&[]));
+        Ok(n)
+    }
+}
+
+fn head_not_text(head: &[u8]) -> bool {
+    super::catalog::mostly_binary(&String::from_utf8_lossy(head))
 }
 
 pub fn scan<R: Read>(r: R, m: &Matrix) -> std::io::Result<ScanResult> {
@@ -60,6 +94,11 @@ struct Prefilter {
     weak: Vec<Weak>,
     /// Where no vectorised search is available: one automaton over every literal.
     fallback: Option<AhoCorasick>,
+    /// What lowercasing ASCII does not see through: an ANSI escape (normalising drops the
+    /// sequence, which may join the pieces of a literal) and the Kelvin sign and capital dotted
+    /// I (they lowercase to the ASCII `k` and `i`). A line holding one is checked again,
+    /// normalised.
+    hidden: AhoCorasick,
 }
 
 /// Ordinary output of GPU jobs (PyTorch, NCCL INFO, tqdm, vLLM, the Hugging Face Trainer, the
@@ -82,9 +121,9 @@ const SHORT_WEIGHT: f64 = 2.0;
 /// (typographic quotes are normalised) or a byte outside ASCII (the prefilter lowercases ASCII
 /// only) are left out where the pattern has others; a pattern without such pieces is looked for
 /// by its longest word (whitespace between words varies). Grouped by
-/// [`super::catalog::PREFILTER_GROUP`], shorter literals together.
+/// [`GROUP`], shorter literals together.
 pub(crate) fn cover(cat: &Catalog) -> Cover {
-    use std::collections::{HashMap, HashSet};
+    use std::collections::HashMap;
     let mut pats: Vec<&str> = cat
         .signatures
         .iter()
@@ -92,24 +131,11 @@ pub(crate) fn cover(cat: &Catalog) -> Cover {
         .collect();
     pats.sort_unstable();
     pats.dedup();
-    // How many background lines hold each 4- to 6-byte piece.
-    let mut seen: HashMap<&[u8], u32> = HashMap::new();
     let lowered: Vec<Vec<u8>> = BACKGROUND
         .lines()
         .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
         .map(|l| l.as_bytes().to_ascii_lowercase())
         .collect();
-    for l in &lowered {
-        let mut mine: HashSet<&[u8]> = HashSet::new();
-        for n in 3..=6 {
-            for w in l.windows(n) {
-                mine.insert(w);
-            }
-        }
-        for w in mine {
-            *seen.entry(w).or_default() += 1;
-        }
-    }
     let fit = |x: &str| x.is_ascii() && !x.contains(['\'', '"']);
     let mut ids: HashMap<String, usize> = HashMap::new();
     let mut pieces: Vec<String> = Vec::new();
@@ -158,6 +184,34 @@ pub(crate) fn cover(cat: &Catalog) -> Cover {
                 .collect(),
         );
     }
+    // How many background lines hold each piece (and each word of 3 to 6 bytes, for the weak
+    // literals' words): only these are counted, one hash lookup per window of a background line.
+    let mut seen: HashMap<&[u8], (u32, usize)> = HashMap::new();
+    for x in &pieces {
+        seen.insert(x.as_bytes(), (0, usize::MAX));
+    }
+    for p in &pats {
+        for w in p.split(' ') {
+            seen.insert(w.as_bytes(), (0, usize::MAX));
+        }
+    }
+    for (n, l) in lowered.iter().enumerate() {
+        for len in 3..=6 {
+            for w in l.windows(len) {
+                if let Some(e) = seen.get_mut(w) {
+                    // Each line once.
+                    if e.1 != n {
+                        *e = (e.0 + 1, n);
+                    }
+                }
+            }
+        }
+    }
+    let seen: HashMap<&[u8], u32> = seen
+        .into_iter()
+        .filter(|(k, _)| (3..=6).contains(&k.len()))
+        .map(|(k, (c, _))| (k, c))
+        .collect();
     let cost: Vec<f64> = pieces
         .iter()
         .map(|x| {
@@ -174,42 +228,56 @@ pub(crate) fn cover(cat: &Catalog) -> Cover {
             }
         }
     }
+    // The patterns each piece is in.
+    let mut in_patterns: Vec<Vec<usize>> = vec![Vec::new(); pieces.len()];
+    for (j, g) in of_pattern.iter().enumerate() {
+        for &i in g {
+            if let Some(v) = in_patterns.get_mut(i) {
+                v.push(j);
+            }
+        }
+    }
+    let score = |covers: &[usize], i: usize| -> f64 {
+        covers.get(i).copied().unwrap_or(0) as f64 / cost.get(i).copied().unwrap_or(1.0)
+    };
+    // Greedy: the most patterns covered for the weight; then the longer piece; then the first
+    // in order. A piece's score only falls as patterns are covered, so a heap of scores that
+    // may be stale gives the best piece once its popped score is still its score (lazy greedy:
+    // the same choices as rescoring every piece each round).
+    let mut heap: std::collections::BinaryHeap<Ranked> = (0..pieces.len())
+        .filter(|&i| covers.get(i).is_some_and(|&c| c > 0))
+        .map(|i| Ranked {
+            score: score(&covers, i),
+            piece: pieces.get(i).map_or("", String::as_str),
+            i,
+        })
+        .collect();
     let mut covered = vec![false; pats.len()];
     let mut chosen: Vec<String> = Vec::new();
-    loop {
-        // Most patterns covered for the weight; then the longer piece; then the first in order.
-        let best = (0..pieces.len())
-            .filter(|&i| covers.get(i).is_some_and(|&c| c > 0))
-            .max_by(|&a, &b| {
-                let score = |i: usize| {
-                    covers.get(i).copied().unwrap_or(0) as f64 / cost.get(i).copied().unwrap_or(1.0)
-                };
-                let (pa, pb) = (
-                    pieces.get(a).map_or("", String::as_str),
-                    pieces.get(b).map_or("", String::as_str),
-                );
-                score(a)
-                    .total_cmp(&score(b))
-                    .then(pa.len().cmp(&pb.len()))
-                    .then(pb.cmp(pa))
-            });
-        let Some(best) = best else { break };
-        for (j, g) in of_pattern.iter().enumerate() {
-            if covered.get(j).copied().unwrap_or(true) || !g.contains(&best) {
+    while let Some(top) = heap.pop() {
+        if covers.get(top.i).is_none_or(|&c| c == 0) {
+            continue;
+        }
+        let now = score(&covers, top.i);
+        if now.total_cmp(&top.score).is_ne() {
+            heap.push(Ranked { score: now, ..top });
+            continue;
+        }
+        let best = top.i;
+        for &j in in_patterns.get(best).map_or(&[][..], Vec::as_slice) {
+            if covered.get(j).copied().unwrap_or(true) {
                 continue;
             }
             if let Some(c) = covered.get_mut(j) {
                 *c = true;
             }
-            for &i in g {
+            for &i in of_pattern.get(j).map_or(&[][..], Vec::as_slice) {
                 if let Some(c) = covers.get_mut(i) {
                     *c = c.saturating_sub(1);
                 }
             }
         }
-        if let Some(x) = pieces.get(best) {
-            chosen.push(x.clone());
-        }
+        chosen.push(top.piece.to_string());
     }
     chosen.sort_by(|a, b| a.len().cmp(&b.len()).then_with(|| a.cmp(b)));
     let (weak, strong): (Vec<String>, Vec<String>) = chosen
@@ -242,13 +310,41 @@ pub(crate) fn cover(cat: &Catalog) -> Cover {
         })
         .collect();
     Cover {
-        strong: strong
-            .chunks(super::catalog::PREFILTER_GROUP)
-            .map(<[String]>::to_vec)
-            .collect(),
+        strong: strong.chunks(GROUP).map(<[String]>::to_vec).collect(),
         weak,
     }
 }
+
+/// A piece of [`cover`]'s greedy choice, ordered by its score, then its length, then (first
+/// in order is greater) the piece itself.
+struct Ranked<'a> {
+    score: f64,
+    piece: &'a str,
+    i: usize,
+}
+
+impl Ord for Ranked<'_> {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        self.score
+            .total_cmp(&o.score)
+            .then(self.piece.len().cmp(&o.piece.len()))
+            .then(o.piece.cmp(self.piece))
+    }
+}
+
+impl PartialOrd for Ranked<'_> {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+
+impl PartialEq for Ranked<'_> {
+    fn eq(&self, o: &Self) -> bool {
+        self.cmp(o).is_eq()
+    }
+}
+
+impl Eq for Ranked<'_> {}
 
 /// The prefilter's literals ([`cover`]).
 #[derive(Clone)]
@@ -326,12 +422,33 @@ impl Prefilter {
         } else {
             None
         };
+        let hidden = AhoCorasick::new(["\u{1b}", "\u{212a}", "\u{130}"])
+            .map_err(|e| std::io::Error::other(e.to_string()))?;
         Ok(Prefilter {
             searchers,
             weak_searcher,
             weak,
             fallback,
+            hidden,
         })
+    }
+
+    /// Whether a line, normalised as the catalog matches it, holds a literal (a weak one with
+    /// the words of one of its patterns).
+    fn holds_normalised(&self, line: &[u8]) -> bool {
+        let n = super::catalog::normalise(&String::from_utf8_lossy(line));
+        let n = n.as_bytes();
+        let span = aho_corasick::Span::from(0..n.len());
+        self.searchers
+            .iter()
+            .any(|sr| sr.find_in(n, span).is_some())
+            || self.weak.iter().any(|(x, of)| {
+                x.find(n).is_some() && of.iter().any(|ws| ws.iter().all(|w| w.find(n).is_some()))
+            })
+            || self
+                .fallback
+                .as_ref()
+                .is_some_and(|ac| ac.find(Input::new(n)).is_some())
     }
 
     /// The start of every line of `text` (whole lines) that holds a literal, ascending, each
@@ -354,11 +471,13 @@ impl Prefilter {
                 let start = memchr::memrchr(b'\n', lower.get(..hit).unwrap_or(&[]))
                     .map(|i| i + 1)
                     .unwrap_or(0);
-                starts.push(from + start);
-                // Go on from the next line: one hit a line is enough.
+                // In a line longer than MAX_LINE, the window of MAX_LINE around the hit.
+                starts.push(from + start.max(hit.saturating_sub(MAX_LINE / 2)));
+                // Go on from the next line (one hit a line is enough), or past the window.
                 memchr::memchr(b'\n', lower.get(hit..).unwrap_or(&[]))
                     .map(|i| hit + i + 1)
                     .unwrap_or(lower.len())
+                    .min(hit + MAX_LINE / 2)
             };
             for sr in &self.searchers {
                 let mut pos = 0usize;
@@ -378,10 +497,13 @@ impl Prefilter {
                     // the line is checked (another may start where this one did).
                     let start = memchr::memrchr(b'\n', lower.get(..h.start()).unwrap_or(&[]))
                         .map(|i| i + 1)
-                        .unwrap_or(0);
+                        .unwrap_or(0)
+                        .max(h.start().saturating_sub(MAX_LINE / 2));
                     let stop = memchr::memchr(b'\n', lower.get(h.start()..).unwrap_or(&[]))
                         .map(|i| h.start() + i)
-                        .unwrap_or(lower.len());
+                        .unwrap_or(lower.len())
+                        .min(start + MAX_LINE);
+                    // The line, or in a longer one the window around the hit.
                     let line = lower.get(start..stop).unwrap_or(&[]);
                     let hit = self.weak.iter().any(|(x, of)| {
                         x.find(line).is_some()
@@ -392,8 +514,26 @@ impl Prefilter {
                     if hit {
                         starts.push(from + start);
                     }
-                    pos = (stop + 1).min(lower.len());
+                    pos = (stop + 1)
+                        .min(lower.len())
+                        .min(h.start() + MAX_LINE / 2)
+                        .max(h.end());
                 }
+            }
+            let mut pos = 0usize;
+            while let Some(h) = self.hidden.find(Input::new(lower.as_slice()).range(pos..)) {
+                let start = memchr::memrchr(b'\n', lower.get(..h.start()).unwrap_or(&[]))
+                    .map(|i| i + 1)
+                    .unwrap_or(0)
+                    .max(h.start().saturating_sub(MAX_LINE / 2));
+                let stop = memchr::memchr(b'\n', lower.get(h.start()..).unwrap_or(&[]))
+                    .map(|i| h.start() + i)
+                    .unwrap_or(lower.len())
+                    .min(start + MAX_LINE);
+                if self.holds_normalised(block.get(start..stop).unwrap_or(&[])) {
+                    starts.push(from + start);
+                }
+                pos = (stop + 1).min(lower.len()).max(h.end());
             }
             if let Some(ac) = &self.fallback {
                 let mut pos = 0usize;
@@ -492,12 +632,13 @@ impl<'a> Collector<'a> {
         }
     }
 
-    fn finish(mut self, lines: u64, bytes: u64) -> ScanResult {
+    fn finish(mut self, lines: u64, bytes: u64, not_text: bool) -> ScanResult {
         rank(&mut self.out);
         ScanResult {
             matches: self.out,
             lines,
             bytes,
+            not_text,
         }
     }
 }
@@ -506,10 +647,14 @@ impl<'a> Collector<'a> {
 pub fn scan_with<R: Read>(r: R, m: &Matrix, cat: &Catalog) -> std::io::Result<ScanResult> {
     let pre = Prefilter::new(cat)?;
     let mut col = Collector::new(cat, m);
+    let mut r = Head {
+        r,
+        head: Vec::new(),
+    };
     let (newlines, bytes, last) =
-        stream_candidates(r, &pre, |before, raw| col.line(before + 1, raw))?;
+        stream_candidates(&mut r, &pre, |before, raw| col.line(before + 1, raw))?;
     let lines = newlines + u64::from(bytes > 0 && last != Some(b'\n'));
-    Ok(col.finish(lines, bytes))
+    Ok(col.finish(lines, bytes, head_not_text(&r.head)))
 }
 
 /// Reads `r` a chunk at a time (small enough to stay in the core's cache while it is searched)
@@ -737,7 +882,10 @@ fn scan_parallel(
     if bytes > 0 && !ends_with_newline {
         line_no += 1;
     }
-    Ok(col.finish(line_no, bytes))
+    let mut head = vec![0u8; HEAD];
+    let n = read_full_at(f, &mut head, 0)?;
+    head.truncate(n);
+    Ok(col.finish(line_no, bytes, head_not_text(&head)))
 }
 
 /// Standard input up to this size is a paste, explained as a whole (a bare code, lines read

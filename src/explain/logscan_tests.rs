@@ -251,3 +251,296 @@ fn a_huge_line_is_scanned_and_the_error_after_it_found() {
         .unwrap_or_else(|| panic!("{:#?}", r.matches));
     assert_eq!(x.first_line, Some(2));
 }
+
+/// [`cover`] as it was first written (every window of the background hashed, every piece
+/// rescored each round): the reference the faster one must equal.
+fn cover_reference(cat: &Catalog) -> Cover {
+    use std::collections::{HashMap, HashSet};
+    let mut pats: Vec<&str> = cat
+        .signatures
+        .iter()
+        .flat_map(|s| s.patterns.iter().map(String::as_str))
+        .collect();
+    pats.sort_unstable();
+    pats.dedup();
+    // How many background lines hold each 4- to 6-byte piece.
+    let mut seen: HashMap<&[u8], u32> = HashMap::new();
+    let lowered: Vec<Vec<u8>> = BACKGROUND
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .map(|l| l.as_bytes().to_ascii_lowercase())
+        .collect();
+    for l in &lowered {
+        let mut mine: HashSet<&[u8]> = HashSet::new();
+        for n in 3..=6 {
+            for w in l.windows(n) {
+                mine.insert(w);
+            }
+        }
+        for w in mine {
+            *seen.entry(w).or_default() += 1;
+        }
+    }
+    let fit = |x: &str| x.is_ascii() && !x.contains(['\'', '"']);
+    let mut ids: HashMap<String, usize> = HashMap::new();
+    let mut pieces: Vec<String> = Vec::new();
+    let mut of_pattern: Vec<Vec<usize>> = Vec::new();
+    for p in &pats {
+        let mut g: Vec<String> = Vec::new();
+        for w in p.split(' ') {
+            let chars: Vec<(usize, char)> = w.char_indices().collect();
+            // A word of three ("xid", "nan", "old") is a piece too, weighed as rarer ones are.
+            if chars.len() == 3 && fit(w) && !w.chars().all(|c| c.is_ascii_digit()) {
+                g.push(w.to_string());
+            }
+            for n in 4..=6 {
+                for i in 0..chars.len().saturating_sub(n - 1) {
+                    let (Some(&(a, _)), end) = (chars.get(i), chars.get(i + n)) else {
+                        continue;
+                    };
+                    let b = end.map_or(w.len(), |&(b, _)| b);
+                    let x = w.get(a..b).unwrap_or("");
+                    let numeric = x.chars().all(|c| c.is_ascii_digit() || c == '.');
+                    if !x.is_empty() && !numeric && fit(x) {
+                        g.push(x.to_string());
+                    }
+                }
+            }
+        }
+        if g.is_empty() {
+            let longest = p
+                .split(' ')
+                .filter(|w| fit(w))
+                .max_by_key(|w| (!w.chars().all(|c| c.is_ascii_digit()), w.len()))
+                .unwrap_or(p);
+            g.push(longest.to_string());
+        }
+        g.sort_unstable();
+        g.dedup();
+        of_pattern.push(
+            g.into_iter()
+                .map(|x| {
+                    let n = pieces.len();
+                    *ids.entry(x.clone()).or_insert_with(|| {
+                        pieces.push(x);
+                        n
+                    })
+                })
+                .collect(),
+        );
+    }
+    let cost: Vec<f64> = pieces
+        .iter()
+        .map(|x| {
+            // Three bytes are in more words than any sample shows.
+            let short = if x.len() < 4 { SHORT_WEIGHT } else { 0.0 };
+            1.0 + short + BACKGROUND_WEIGHT * f64::from(*seen.get(x.as_bytes()).unwrap_or(&0))
+        })
+        .collect();
+    let mut covers = vec![0usize; pieces.len()];
+    for g in &of_pattern {
+        for &i in g {
+            if let Some(c) = covers.get_mut(i) {
+                *c += 1;
+            }
+        }
+    }
+    let mut covered = vec![false; pats.len()];
+    let mut chosen: Vec<String> = Vec::new();
+    loop {
+        // Most patterns covered for the weight; then the longer piece; then the first in order.
+        let best = (0..pieces.len())
+            .filter(|&i| covers.get(i).is_some_and(|&c| c > 0))
+            .max_by(|&a, &b| {
+                let score = |i: usize| {
+                    covers.get(i).copied().unwrap_or(0) as f64 / cost.get(i).copied().unwrap_or(1.0)
+                };
+                let (pa, pb) = (
+                    pieces.get(a).map_or("", String::as_str),
+                    pieces.get(b).map_or("", String::as_str),
+                );
+                score(a)
+                    .total_cmp(&score(b))
+                    .then(pa.len().cmp(&pb.len()))
+                    .then(pb.cmp(pa))
+            });
+        let Some(best) = best else { break };
+        for (j, g) in of_pattern.iter().enumerate() {
+            if covered.get(j).copied().unwrap_or(true) || !g.contains(&best) {
+                continue;
+            }
+            if let Some(c) = covered.get_mut(j) {
+                *c = true;
+            }
+            for &i in g {
+                if let Some(c) = covers.get_mut(i) {
+                    *c = c.saturating_sub(1);
+                }
+            }
+        }
+        if let Some(x) = pieces.get(best) {
+            chosen.push(x.clone());
+        }
+    }
+    chosen.sort_by(|a, b| a.len().cmp(&b.len()).then_with(|| a.cmp(b)));
+    let (weak, strong): (Vec<String>, Vec<String>) = chosen
+        .into_iter()
+        .partition(|x| seen.get(x.as_bytes()).is_some_and(|&n| n > 0));
+    // Each weak literal with the words of every pattern it is a piece of, rarest first.
+    let rarity = |w: &str| seen.get(w.as_bytes()).copied().unwrap_or(0);
+    let weak = weak
+        .into_iter()
+        .map(|x| {
+            let id = ids.get(&x).copied();
+            let mut of: Vec<Vec<String>> = pats
+                .iter()
+                .zip(&of_pattern)
+                .filter(|(_, g)| id.is_some_and(|i| g.contains(&i)))
+                .map(|(p, _)| {
+                    let mut words: Vec<String> = p
+                        .split(' ')
+                        .filter(|w| !w.is_empty() && fit(w))
+                        .map(str::to_string)
+                        .collect();
+                    words.sort_by_key(|w| (rarity(w), std::cmp::Reverse(w.len())));
+                    words.dedup();
+                    words
+                })
+                .collect();
+            of.sort();
+            of.dedup();
+            (x, of)
+        })
+        .collect();
+    Cover {
+        strong: strong.chunks(GROUP).map(<[String]>::to_vec).collect(),
+        weak,
+    }
+}
+
+/// The cover computed at startup (counting only the pieces' windows, a lazy greedy) is the one
+/// the plain greedy chooses: the same literals, in the same groups, the same weak ones with the
+/// same words.
+#[test]
+fn the_fast_cover_equals_the_reference() {
+    let cat = crate::explain::embedded_catalog().unwrap();
+    let fast = cover(cat);
+    let slow = cover_reference(cat);
+    assert!(fast.strong.concat().len() > 50);
+    assert_eq!(fast.strong, slow.strong);
+    assert_eq!(fast.weak, slow.weak);
+}
+
+/// A hit deep in a line longer than MAX_LINE is matched in the window around it: an error
+/// printed after a progress bar on the same line (no newline between) at 100 KB and another at
+/// 180 KB of a 500 KB line are both found (the whole line's first 64 KiB held neither).
+#[test]
+fn hits_deep_in_a_long_line_are_matched() {
+    let m = Matrix::embedded().unwrap();
+    let bar = |n: usize| -> Vec<u8> {
+        let mut v = Vec::new();
+        let mut i = 0u32;
+        while v.len() < n {
+            v.extend_from_slice(
+                format!("\rEpoch 3:  45%|####      | {i}/1000000 [01:23<01:42,  5.37it/s]")
+                    .as_bytes(),
+            );
+            i += 1;
+        }
+        v.truncate(n);
+        v
+    };
+    let mut log = bar(100_000);
+    log.extend_from_slice(b" RuntimeError: CUDA error: device-side assert triggered ");
+    log.extend_from_slice(&bar(80_000));
+    log.extend_from_slice(
+        b" NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=python, GPU has fallen off the bus. ",
+    );
+    log.extend_from_slice(&bar(320_000));
+    log.extend_from_slice(b"\nlast line\n");
+    let r = scan(log.as_slice(), &m).unwrap();
+    assert_eq!(r.lines, 2);
+    let names: Vec<String> = r.matches.iter().map(|x| x.name.to_lowercase()).collect();
+    assert!(
+        names.iter().any(|n| n.contains("device-side assert")),
+        "{names:?}"
+    );
+    assert!(names.iter().any(|n| n.contains("fallen")), "{names:?}");
+    assert!(r.matches.iter().all(|x| x.first_line == Some(1)));
+    assert!(!r.not_text);
+}
+
+/// Binary data read as a stream (standard input) says it is not text, as a binary file does;
+/// a log does not.
+#[test]
+fn a_binary_stream_is_not_text() {
+    let m = Matrix::embedded().unwrap();
+    let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut bytes = Vec::new();
+    while bytes.len() < 2 << 20 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        bytes.extend_from_slice(&x.to_le_bytes());
+    }
+    let r = scan(bytes.as_slice(), &m).unwrap();
+    assert!(r.matches.is_empty());
+    assert!(r.not_text);
+    let r = scan(realistic_log().as_bytes(), &m).unwrap();
+    assert!(!r.not_text);
+    assert!(!r.matches.is_empty());
+}
+
+/// Lines whose literal only lowercasing beyond ASCII or dropping an ANSI escape shows (a colour
+/// sequence inside a word, a Kelvin sign, a capital dotted I) are candidates: the scan finds
+/// what the per-line matcher finds in them.
+#[test]
+fn literals_behind_colours_and_unicode_case_are_found() {
+    let cat = crate::explain::embedded_catalog().unwrap();
+    let mut log = realistic_log();
+    // Patterns whose literal a colour sequence cuts, or whose literal's `k` is a Kelvin sign.
+    let strong = cover(cat).strong.concat();
+    let mut cut = 0;
+    for sig in &cat.signatures {
+        for p in &sig.patterns {
+            let Some((at, x)) = strong
+                .iter()
+                .filter(|x| x.is_ascii())
+                .find_map(|x| p.find(x.as_str()).map(|i| (i, x)))
+            else {
+                continue;
+            };
+            for line in [
+                format!("{}\u{1b}[0m{}", &p[..at + 1], &p[at + 1..]),
+                format!("{}{}", &p[..at], p[at..].replacen('k', "\u{212a}", 1)),
+            ] {
+                if line != *p && !line.contains(x.as_str()) && !cat.matches(&line).is_empty() {
+                    log.push_str(&line);
+                    log.push('\n');
+                    cut += 1;
+                }
+            }
+        }
+    }
+    assert!(cut > 20, "{cut}");
+    log.push_str(
+        "RuntimeError: CUDA error: an illegal mem\u{1b}[0mory acc\u{1b}[1mess was encountered\n",
+    );
+    log.push_str("[  12.3] Out of memory: \u{212a}illed process 4242 (python) total-vm:1234kB\n");
+    log.push_str("gpu-node-07:41231:41288 [1] NCCL WARN Cuda failure 'out of memory' \u{1b}[0m\n");
+    let want = plain_matches(&log, cat);
+    let pre = Prefilter::new(cat).unwrap();
+    let mut got = Vec::new();
+    stream_candidates(log.as_bytes(), &pre, |before, raw| {
+        let hits = cat.matches(&String::from_utf8_lossy(raw));
+        if !hits.is_empty() {
+            got.push((before + 1, hits));
+        }
+    })
+    .unwrap();
+    assert_eq!(got, want);
+    // The coloured and Kelvin lines match something (else the test would prove nothing).
+    let n = log.lines().count() as u64;
+    assert!(want.iter().any(|(l, _)| *l == n - 2), "{:?}", want.last());
+    assert!(want.iter().any(|(l, _)| *l == n - 1), "{:?}", want.last());
+}
