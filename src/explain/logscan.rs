@@ -123,7 +123,6 @@ const SHORT_WEIGHT: f64 = 2.0;
 /// by its longest word (whitespace between words varies). Grouped by
 /// [`GROUP`], shorter literals together.
 pub(crate) fn cover(cat: &Catalog) -> Cover {
-    use std::collections::HashMap;
     let mut pats: Vec<&str> = cat
         .signatures
         .iter()
@@ -131,66 +130,104 @@ pub(crate) fn cover(cat: &Catalog) -> Cover {
         .collect();
     pats.sort_unstable();
     pats.dedup();
+    let split = PatternPieces::of(&pats);
+    let seen = background_counts(&pats, &split.pieces);
+    let chosen = greedy_cover(&split, &seen, pats.len());
+    group_cover(chosen, &pats, &split, &seen)
+}
+
+/// Whether a piece can be a literal of the prefilter: ASCII (the prefilter lowercases ASCII
+/// only), no quote (typographic quotes are normalised).
+fn fits(x: &str) -> bool {
+    x.is_ascii() && !x.contains(['\'', '"'])
+}
+
+/// The 3- to 6-byte pieces of the patterns' words, numbered once, and the pieces of each
+/// pattern (its longest fitting word where it has no piece).
+struct PatternPieces {
+    ids: std::collections::HashMap<String, usize>,
+    pieces: Vec<String>,
+    of_pattern: Vec<Vec<usize>>,
+}
+
+impl PatternPieces {
+    fn of(pats: &[&str]) -> PatternPieces {
+        use std::collections::HashMap;
+        let fit = fits;
+        let mut ids: HashMap<String, usize> = HashMap::new();
+        let mut pieces: Vec<String> = Vec::new();
+        let mut of_pattern: Vec<Vec<usize>> = Vec::new();
+        for p in pats {
+            let mut g: Vec<String> = Vec::new();
+            for w in p.split(' ') {
+                let chars: Vec<(usize, char)> = w.char_indices().collect();
+                // A word of three ("xid", "nan", "old") is a piece too, weighed as rarer ones are.
+                if chars.len() == 3 && fit(w) && !w.chars().all(|c| c.is_ascii_digit()) {
+                    g.push(w.to_string());
+                }
+                for n in 4..=6 {
+                    for i in 0..chars.len().saturating_sub(n - 1) {
+                        let (Some(&(a, _)), end) = (chars.get(i), chars.get(i + n)) else {
+                            continue;
+                        };
+                        let b = end.map_or(w.len(), |&(b, _)| b);
+                        let x = w.get(a..b).unwrap_or("");
+                        let numeric = x.chars().all(|c| c.is_ascii_digit() || c == '.');
+                        if !x.is_empty() && !numeric && fit(x) {
+                            g.push(x.to_string());
+                        }
+                    }
+                }
+            }
+            if g.is_empty() {
+                let longest = p
+                    .split(' ')
+                    .filter(|w| fit(w))
+                    .max_by_key(|w| (!w.chars().all(|c| c.is_ascii_digit()), w.len()))
+                    .unwrap_or(p);
+                g.push(longest.to_string());
+            }
+            g.sort_unstable();
+            g.dedup();
+            of_pattern.push(
+                g.into_iter()
+                    .map(|x| {
+                        let n = pieces.len();
+                        *ids.entry(x.clone()).or_insert_with(|| {
+                            pieces.push(x);
+                            n
+                        })
+                    })
+                    .collect(),
+            );
+        }
+        PatternPieces {
+            ids,
+            pieces,
+            of_pattern,
+        }
+    }
+}
+
+/// How many lines of ordinary output ([`BACKGROUND`]) hold each piece and each word of 3 to 6
+/// bytes of the patterns (for the weak literals' words).
+fn background_counts<'a>(
+    pats: &[&'a str],
+    pieces: &'a [String],
+) -> std::collections::HashMap<&'a [u8], u32> {
+    use std::collections::HashMap;
     let lowered: Vec<Vec<u8>> = BACKGROUND
         .lines()
         .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
         .map(|l| l.as_bytes().to_ascii_lowercase())
         .collect();
-    let fit = |x: &str| x.is_ascii() && !x.contains(['\'', '"']);
-    let mut ids: HashMap<String, usize> = HashMap::new();
-    let mut pieces: Vec<String> = Vec::new();
-    let mut of_pattern: Vec<Vec<usize>> = Vec::new();
-    for p in &pats {
-        let mut g: Vec<String> = Vec::new();
-        for w in p.split(' ') {
-            let chars: Vec<(usize, char)> = w.char_indices().collect();
-            // A word of three ("xid", "nan", "old") is a piece too, weighed as rarer ones are.
-            if chars.len() == 3 && fit(w) && !w.chars().all(|c| c.is_ascii_digit()) {
-                g.push(w.to_string());
-            }
-            for n in 4..=6 {
-                for i in 0..chars.len().saturating_sub(n - 1) {
-                    let (Some(&(a, _)), end) = (chars.get(i), chars.get(i + n)) else {
-                        continue;
-                    };
-                    let b = end.map_or(w.len(), |&(b, _)| b);
-                    let x = w.get(a..b).unwrap_or("");
-                    let numeric = x.chars().all(|c| c.is_ascii_digit() || c == '.');
-                    if !x.is_empty() && !numeric && fit(x) {
-                        g.push(x.to_string());
-                    }
-                }
-            }
-        }
-        if g.is_empty() {
-            let longest = p
-                .split(' ')
-                .filter(|w| fit(w))
-                .max_by_key(|w| (!w.chars().all(|c| c.is_ascii_digit()), w.len()))
-                .unwrap_or(p);
-            g.push(longest.to_string());
-        }
-        g.sort_unstable();
-        g.dedup();
-        of_pattern.push(
-            g.into_iter()
-                .map(|x| {
-                    let n = pieces.len();
-                    *ids.entry(x.clone()).or_insert_with(|| {
-                        pieces.push(x);
-                        n
-                    })
-                })
-                .collect(),
-        );
-    }
-    // How many background lines hold each piece (and each word of 3 to 6 bytes, for the weak
+    // Only these are counted, one hash lookup per window of a background line.
     // literals' words): only these are counted, one hash lookup per window of a background line.
     let mut seen: HashMap<&[u8], (u32, usize)> = HashMap::new();
-    for x in &pieces {
+    for x in pieces {
         seen.insert(x.as_bytes(), (0, usize::MAX));
     }
-    for p in &pats {
+    for p in pats {
         for w in p.split(' ') {
             seen.insert(w.as_bytes(), (0, usize::MAX));
         }
@@ -212,6 +249,18 @@ pub(crate) fn cover(cat: &Catalog) -> Cover {
         .filter(|(k, _)| (3..=6).contains(&k.len()))
         .map(|(k, (c, _))| (k, c))
         .collect();
+    seen
+}
+
+/// The greedy cover: pieces chosen until every pattern holds one.
+fn greedy_cover(
+    split: &PatternPieces,
+    seen: &std::collections::HashMap<&[u8], u32>,
+    n_patterns: usize,
+) -> Vec<String> {
+    let PatternPieces {
+        pieces, of_pattern, ..
+    } = split;
     let cost: Vec<f64> = pieces
         .iter()
         .map(|x| {
@@ -221,7 +270,7 @@ pub(crate) fn cover(cat: &Catalog) -> Cover {
         })
         .collect();
     let mut covers = vec![0usize; pieces.len()];
-    for g in &of_pattern {
+    for g in of_pattern {
         for &i in g {
             if let Some(c) = covers.get_mut(i) {
                 *c += 1;
@@ -252,7 +301,7 @@ pub(crate) fn cover(cat: &Catalog) -> Cover {
             i,
         })
         .collect();
-    let mut covered = vec![false; pats.len()];
+    let mut covered = vec![false; n_patterns];
     let mut chosen: Vec<String> = Vec::new();
     while let Some(top) = heap.pop() {
         if covers.get(top.i).is_none_or(|&c| c == 0) {
@@ -279,6 +328,22 @@ pub(crate) fn cover(cat: &Catalog) -> Cover {
         }
         chosen.push(top.piece.to_string());
     }
+    chosen
+}
+
+/// The chosen literals as the prefilter uses them: the strong ones in groups of [`GROUP`],
+/// shorter ones together; each weak one (seen in ordinary output) with the words of every
+/// pattern it is a piece of, rarest first.
+fn group_cover(
+    mut chosen: Vec<String>,
+    pats: &[&str],
+    split: &PatternPieces,
+    seen: &std::collections::HashMap<&[u8], u32>,
+) -> Cover {
+    let PatternPieces {
+        ids, of_pattern, ..
+    } = split;
+    let fit = fits;
     chosen.sort_by(|a, b| a.len().cmp(&b.len()).then_with(|| a.cmp(b)));
     let (weak, strong): (Vec<String>, Vec<String>) = chosen
         .into_iter()
@@ -291,7 +356,7 @@ pub(crate) fn cover(cat: &Catalog) -> Cover {
             let id = ids.get(&x).copied();
             let mut of: Vec<Vec<String>> = pats
                 .iter()
-                .zip(&of_pattern)
+                .zip(of_pattern)
                 .filter(|(_, g)| id.is_some_and(|i| g.contains(&i)))
                 .map(|(p, _)| {
                     let mut words: Vec<String> = p
