@@ -571,14 +571,6 @@ pub fn strip_log_prefix(n: &str) -> &str {
     }
 }
 
-/// Literals a vectorised (Teddy) search takes at once. Teddy puts them in 8 or 16 buckets by a
-/// fingerprint of their first bytes, and every fingerprint hit is verified: the fewer literals
-/// in a bucket, the fewer false hits. On the 2 GiB benchmark log (scripts/bench-explain.sh,
-/// 107 literals sorted by length) groups of 64 took 1.12 s, of 45 0.84 s, of 36 0.87 s, of 32
-/// (four passes) 0.87 s, of 22 0.88 s and of 16 1.0 s (docs/benchmarks.md); at most 64 in any
-/// case (the crate's limit for one search).
-pub const PREFILTER_GROUP: usize = 45;
-
 fn validate(s: SignatureSpec, at: &str) -> Result<Signature, Vec<String>> {
     let mut errors = Vec::new();
     let id = s.id.clone();

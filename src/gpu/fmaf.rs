@@ -6,7 +6,7 @@
 //! gives 0x426ad214, and differs from the correctly rounded result on about 11 % of random
 //! inputs (checked with a test program built for x86_64-pc-windows-gnu), so every `fma_burn`
 //! class differed from a healthy GPU's and `stress` told users to replace good GPUs (issue 29
-//! item 1; tests/windows_standin_gpu.rs shows it under Wine).
+//! item 1; tests/it/windows_standin_gpu.rs shows it under Wine).
 //!
 //! Method: rounding to odd (S. Boldo and G. Melquiond, "Emulation of FMA and correctly rounded
 //! sums: proved algorithms using rounding to odd", IEEE Transactions on Computers 57(4), 2008,

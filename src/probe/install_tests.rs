@@ -45,7 +45,7 @@ fn the_real_dpkg_names_libcuda1_through_the_alternatives_link() {
         .and_then(|p| super::super::python::which(p, "dpkg"))
         .is_none()
     {
-        // With CI set a missing tool fails the test (as tests/fleet_formats.rs does).
+        // With CI set a missing tool fails the test (as tests/it/fleet_formats.rs does).
         assert!(
             std::env::var_os("CI").is_none(),
             "CI: dpkg is needed for this test"

@@ -1,4 +1,4 @@
-//! `compat.cudnn`'s cases (tests/rules.rs `a_cudnn_wheel_of_the_wrong_major`: the synthetic
+//! `compat.cudnn`'s cases (tests/it/rules.rs `a_cudnn_wheel_of_the_wrong_major`: the synthetic
 //! 2 × H100's torch 2.7.1+cu126, built with cuDNN 9.5.1.17, given the cuDNN 8.9.7 wheel).
 use super::RULE;
 use crate::report::{

@@ -1,4 +1,4 @@
-//! `compat.driver-too-old`'s cases (tests/rules.rs `the_driver_against_an_assumed_older_driver`):
+//! `compat.driver-too-old`'s cases (tests/it/rules.rs `the_driver_against_an_assumed_older_driver`):
 //! the synthetic 2 × H100's torch 2.7.1+cu126 and the recorded H100's torch 2.11.0+cu130 against
 //! assumed older drivers, through the embedded matrix.
 use super::RULE;

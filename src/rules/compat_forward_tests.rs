@@ -1,4 +1,4 @@
-//! `compat.forward-compat`'s cases (tests/rules.rs
+//! `compat.forward-compat`'s cases (tests/it/rules.rs
 //! `forward_compatibility_on_a_supported_and_an_unsupported_branch`: cuda-compat 13.1, whose
 //! libcuda is 590.44.01, on the synthetic 2 × H100 with the kernel module of another branch).
 use super::RULE;

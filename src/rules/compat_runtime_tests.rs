@@ -1,4 +1,4 @@
-//! `compat.cuda-runtime`'s cases (tests/rules.rs `a_framework_without_its_cuda_runtime`: the
+//! `compat.cuda-runtime`'s cases (tests/it/rules.rs `a_framework_without_its_cuda_runtime`: the
 //! synthetic 2 × H100's torch 2.7.1+cu126 without, with an older and with its own CUDA 12
 //! runtime).
 use super::RULE;

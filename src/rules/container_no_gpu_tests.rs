@@ -1,4 +1,4 @@
-//! `container.no-gpu`'s cases (tests/rules.rs `container_without_gpu`, and the recorded
+//! `container.no-gpu`'s cases (tests/it/rules.rs `container_without_gpu`, and the recorded
 //! Docker machines: the no-driver one without GPU access, the H100 one with it).
 use super::RULE;
 use crate::report::{Category::ContainerNoGpu, Severity::Error};

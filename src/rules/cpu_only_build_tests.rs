@@ -1,4 +1,4 @@
-//! `framework.cpu-only-build`'s cases (tests/rules.rs `cpu_only_torch_and_jax_without_plugin`,
+//! `framework.cpu-only-build`'s cases (tests/it/rules.rs `cpu_only_torch_and_jax_without_plugin`,
 //! on the synthetic 2 × H100's venv).
 use super::RULE;
 use crate::report::{Category::CpuOnlyBuild, Severity::Error};

@@ -1,4 +1,4 @@
-//! `env.cuda-visible-devices`'s cases (tests/rules.rs `cuda_visible_devices`, on the synthetic
+//! `env.cuda-visible-devices`'s cases (tests/it/rules.rs `cuda_visible_devices`, on the synthetic
 //! 2 × H100), and the unit test of the variable's grammar (`apply`).
 use super::*;
 use crate::rules::testkit::{run_table, Base::*, Case, Fires, Quiet, Table, CASE};

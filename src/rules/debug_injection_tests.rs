@@ -1,4 +1,4 @@
-//! `env.debug-injection`'s cases (tests/rules.rs `debug_injection_variables`; the variables are
+//! `env.debug-injection`'s cases (tests/it/rules.rs `debug_injection_variables`; the variables are
 //! DCGM's deployment list, probe::env::DEBUG_INJECTION).
 use super::RULE;
 use crate::report::{Category::Configuration, Severity::Warning};

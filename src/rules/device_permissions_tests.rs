@@ -1,4 +1,4 @@
-//! `driver.device-permissions`'s cases (tests/rules.rs `device_permissions`).
+//! `driver.device-permissions`'s cases (tests/it/rules.rs `device_permissions`).
 use super::RULE;
 use crate::report::{Category::Configuration, Severity::Error};
 use crate::rules::testkit::{run_table, Base::*, Case, Fires, Quiet, Table, CASE};

@@ -1,4 +1,4 @@
-//! `driver.library-mismatch`'s cases (tests/rules.rs `driver_library_mismatch_variations`, on
+//! `driver.library-mismatch`'s cases (tests/it/rules.rs `driver_library_mismatch_variations`, on
 //! the synthetic 2 × H100 with driver 580.95.05).
 use super::RULE;
 use crate::report::{Category::DriverLibraryMismatch, Severity::Error};
@@ -58,7 +58,7 @@ pub(crate) const TABLE: Table = Table {
             expect: Quiet,
             ..CASE
         },
-        // Windows: nvml.dll and nvcuda.dll of different drivers (the versions of tests/windows_standin.rs `nvml_and_nvcuda_from_different_drivers_are_a_mismatch`).
+        // Windows: nvml.dll and nvcuda.dll of different drivers (the versions of tests/it/windows_standin.rs `nvml_and_nvcuda_from_different_drivers_are_a_mismatch`).
         Case {
             name: "windows-nvml-and-nvcuda-differ",
             set: &[(

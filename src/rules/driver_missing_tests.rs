@@ -1,4 +1,4 @@
-//! `driver.missing`'s cases (facts from tests/rules.rs `driver_missing_reasons` and
+//! `driver.missing`'s cases (facts from tests/it/rules.rs `driver_missing_reasons` and
 //! `the_recorded_no_driver_machine`).
 use super::RULE;
 use crate::report::{Category::DriverMissing, Severity::Error};
@@ -130,7 +130,7 @@ pub(crate) const TABLE: Table = Table {
             expect: Quiet,
             ..CASE
         },
-        // Windows: neither nvml.dll nor nvcuda.dll loads (tests/windows_libs.rs runs the same
+        // Windows: neither nvml.dll nor nvcuda.dll loads (tests/it/windows_libs.rs runs the same
         // through the binary under Wine); the reasons in the probe's forms (probe::nvml,
         // probe::mod) with libloading's Windows error.
         Case {

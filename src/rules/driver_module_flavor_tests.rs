@@ -1,4 +1,4 @@
-//! `driver.module-flavor`'s cases (tests/rules.rs `the_module_flavor_must_drive_the_gpu`, on
+//! `driver.module-flavor`'s cases (tests/it/rules.rs `the_module_flavor_must_drive_the_gpu`, on
 //! the recorded H100 with its GPU renamed).
 use super::RULE;
 use crate::report::{Category::ArchUnsupported, Severity::Error};

@@ -1,4 +1,4 @@
-//! `gpus.expected-count`'s cases (tests/rules.rs `expected_gpu_count`).
+//! `gpus.expected-count`'s cases (tests/it/rules.rs `expected_gpu_count`).
 use super::RULE;
 use crate::report::{Category::HardwareFault, Severity::Error};
 use crate::rules::testkit::{run_table, Base::*, Case, Fires, Opts, Quiet, Table, CASE, NO_OPTS};
@@ -50,7 +50,7 @@ pub(crate) const TABLE: Table = Table {
             expect: Fires(Error, HardwareFault),
             ..CASE
         },
-        // A GPU on the bus that NVML does not list (tests/health.rs: a third H100 at 3a:00.0).
+        // A GPU on the bus that NVML does not list (tests/it/health.rs: a third H100 at 3a:00.0).
         Case {
             name: "one-on-the-bus-but-not-listed",
             set: &[(

@@ -1,4 +1,4 @@
-//! `faults.fabric-manager`'s cases (tests/health.rs `fabric_manager_on_nvswitch_systems`: the
+//! `faults.fabric-manager`'s cases (tests/it/health.rs `fabric_manager_on_nvswitch_systems`: the
 //! synthetic 2 × H100 given NVSwitches, PCI class 0x0680, device 0x22a3 as on an HGX H100).
 use super::RULE;
 use crate::report::{Category::FabricManager, Severity::Error};

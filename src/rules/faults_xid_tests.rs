@@ -1,6 +1,6 @@
 //! `faults.xid`'s cases: lines of tests/fixtures/kernel-log/h100-node.dmesg (real Xid lines of
 //! shared/reference/faults.md §2b/§2c, with the synthetic 2 × H100's bus ids: 18:00 is GPU 0,
-//! 2a:00 is GPU 1) read by the probe's own collector; tests/faults.rs checks the same lines
+//! 2a:00 is GPU 1) read by the probe's own collector; tests/it/faults.rs checks the same lines
 //! through the binary. Severity and category come from knowledge/xid.yaml.
 use super::RULE;
 use crate::report::{

@@ -1,4 +1,4 @@
-//! `gpu.memory-held`'s cases (tests/rules.rs `the_healthy_base_has_only_the_memory_warning_on_gpu_1`:
+//! `gpu.memory-held`'s cases (tests/it/rules.rs `the_healthy_base_has_only_the_memory_warning_on_gpu_1`:
 //! the synthetic 2 × H100's GPU 1, 66.0 GiB held by PID 40211).
 use super::RULE;
 use crate::report::{Category::GpuMemoryExhausted, Severity::Warning};

@@ -1,4 +1,4 @@
-//! `health.config`'s cases (tests/health.rs `configuration`, tests/rules.rs
+//! `health.config`'s cases (tests/it/health.rs `configuration`, tests/it/rules.rs
 //! `per_gpu_fix_commands_name_the_gpu`), on the recorded H100 (persistence mode on, the daemon
 //! not running) and the synthetic 2 × H100 (the daemon running).
 use super::RULE;

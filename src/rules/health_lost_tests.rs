@@ -1,4 +1,4 @@
-//! `health.gpu-lost`'s cases (tests/health.rs: GPU 1 fallen off the bus; a third H100 on the
+//! `health.gpu-lost`'s cases (tests/it/health.rs: GPU 1 fallen off the bus; a third H100 on the
 //! bus that NVML does not list).
 use super::RULE;
 use crate::report::{Category::HardwareFault, Severity::Error};

@@ -1,5 +1,5 @@
 //! `health.memory`'s cases: the recorded H100's real NVML health (every counter 0) with one
-//! counter changed at and around each threshold (tests/health.rs: DCGM's limits, faults.md).
+//! counter changed at and around each threshold (tests/it/health.rs: DCGM's limits, faults.md).
 use super::RULE;
 use crate::report::{
     Category::{EccMemory, HardwareFault},

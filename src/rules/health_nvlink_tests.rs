@@ -1,5 +1,5 @@
 //! `health.nvlink`'s cases: the recorded H100 (in a VM, no NVLink listed) given 18 links as
-//! an H100 SXM has (tests/health.rs `nvlink_links_down`), one down or erring.
+//! an H100 SXM has (tests/it/health.rs `nvlink_links_down`), one down or erring.
 use super::RULE;
 use crate::report::{Category::HardwareFault, Severity::Warning};
 use crate::rules::testkit::{run_table, Base::*, Case, Fires, Quiet, Table, CASE};

@@ -1,5 +1,5 @@
 //! `health.pcie`'s cases: the recorded H100 (gen5 x16 at gen5 x16, P0, 3 replays in the 59 s
-//! since boot) with one value changed (tests/health.rs `a_x8_link_under_load_but_not_at_idle`,
+//! since boot) with one value changed (tests/it/health.rs `a_x8_link_under_load_but_not_at_idle`,
 //! `replay_counter_rates`: DCGM's 1.92 replays a lane a minute on gen5, 31 for x16).
 use super::RULE;
 use crate::report::{

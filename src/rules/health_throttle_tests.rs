@@ -1,6 +1,6 @@
 //! `health.throttle`'s cases: the recorded H100's real NVML health (P0, no clock event
 //! reason, 49 °C against a slowdown threshold of 89 °C) with one value changed
-//! (tests/health.rs `hw_slowdown_under_load_but_not_at_idle`, `temperature_at_the_slowdown_threshold`).
+//! (tests/it/health.rs `hw_slowdown_under_load_but_not_at_idle`, `temperature_at_the_slowdown_threshold`).
 use super::RULE;
 use crate::report::{
     Category::ThermalPower,

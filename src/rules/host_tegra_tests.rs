@@ -1,4 +1,4 @@
-//! `host.tegra`'s cases (tests/rules.rs `a_jetson_is_said_to_be_one_instead_of_driverless`: the
+//! `host.tegra`'s cases (tests/it/rules.rs `a_jetson_is_said_to_be_one_instead_of_driverless`: the
 //! markers a Jetson AGX Orin shows, on the recorded no-driver machine).
 use super::RULE;
 use crate::report::{

@@ -1,6 +1,6 @@
 //! `faults.kernel-log-unreadable`'s cases. The Linux error is in the form the probe writes
 //! (probe::kernel_log::probe: each source and why), with the errors an unprivileged user gets
-//! under `kernel.dmesg_restrict=1`; the Windows one is tests/windows_tdr.rs
+//! under `kernel.dmesg_restrict=1`; the Windows one is tests/it/windows_tdr.rs
 //! `an_unreadable_event_log_says_how_to_read_it`'s.
 use super::RULE;
 use crate::report::{Category::Configuration, Severity::Warning};

@@ -1,5 +1,5 @@
-//! `libs.path-conflict`'s cases (tests/rules.rs `runtimes_of_two_majors_on_the_search_path`;
-//! tests/real_libraries.rs shows the same with the real libcudart 12 and 13 of PyPI).
+//! `libs.path-conflict`'s cases (tests/it/rules.rs `runtimes_of_two_majors_on_the_search_path`;
+//! tests/it/real_libraries.rs shows the same with the real libcudart 12 and 13 of PyPI).
 use super::RULE;
 use crate::report::{Category::LibraryPathConflict, Severity::Warning};
 use crate::rules::testkit::{run_table, Base::*, Case, Fires, Quiet, Table, CASE};

@@ -1,6 +1,6 @@
 //! `nvml.failed`'s cases: NVML's answers as the probe records them (probe::nvml: the code of
 //! the NVML return, "nvmlDeviceGetHandleByIndex failed" for a GPU it cannot open), as the
-//! stand-in NVML of tests/standin_nvml.rs makes them (`device_counts_are_bounded`: count 0).
+//! stand-in NVML of tests/it/standin_nvml.rs makes them (`device_counts_are_bounded`: count 0).
 use super::RULE;
 use crate::report::{
     Category::{Configuration, ContainerNoGpu, DriverFault},

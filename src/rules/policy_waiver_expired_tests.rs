@@ -1,5 +1,5 @@
 //! `policy.waiver-expired`'s cases: its findings come from the policy (`Policy::apply`), not
-//! from its `check`, so these cases run with a policy file (tests/policy.rs: a waiver of
+//! from its `check`, so these cases run with a policy file (tests/it/policy.rs: a waiver of
 //! driver.missing that expired on 2020-01-31, on the recorded no-driver machine).
 use super::RULE;
 use crate::report::{Category::Configuration, Severity::Warning};

@@ -1,5 +1,5 @@
 //! `probe.crashed`'s cases: the probe line the probe writes when NVML's helper process dies
-//! (probe::mod: outcome "crash", `stuck_in` the call), as tests/standin_nvml.rs
+//! (probe::mod: outcome "crash", `stuck_in` the call), as tests/it/standin_nvml.rs
 //! `a_crashing_nvml_is_a_finding` makes the stand-in NVML do (SIGSEGV in nvmlInit_v2).
 use super::RULE;
 use crate::report::{Category::DriverFault, Severity::Error};

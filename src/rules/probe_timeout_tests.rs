@@ -1,4 +1,4 @@
-//! `probe.timeout`'s cases (tests/rules.rs `a_probe_that_timed_out`: NVML after 10002 ms).
+//! `probe.timeout`'s cases (tests/it/rules.rs `a_probe_that_timed_out`: NVML after 10002 ms).
 use super::RULE;
 use crate::report::{Category::ProbeTimeout, Severity::Warning};
 use crate::rules::testkit::{run_table, Base::*, Case, Fires, Quiet, Table, CASE};

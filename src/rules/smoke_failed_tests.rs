@@ -1,5 +1,5 @@
 //! `smoke.failed`'s cases: the recorded H100's smoke runs (docs/validation: run 3 passed, run 1
-//! failed its d2d step), the context timeout of tests/rules.rs
+//! failed its d2d step), the context timeout of tests/it/rules.rs
 //! `a_context_timeout_without_persistence_names_it`, and CUDA_ERROR_UNKNOWN (999) from the context step (a driver fault in knowledge/cuda-driver.yaml).
 use super::*;
 use crate::report::Category::{DriverFault, EccMemory, SmokeFailure};

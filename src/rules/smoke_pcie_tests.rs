@@ -1,6 +1,6 @@
 //! `smoke.pcie-bandwidth`'s cases: the recorded H100's smoke run (docs/validation run 3:
 //! 54.7 / 55.2 GB/s on a gen5 x16 link of 63.0 GB/s), slowed to either side of half the link's
-//! rate (tests/smoke.rs `slow_pcie_against_the_link`: 31.4 fires, 31.6 does not).
+//! rate (tests/it/smoke.rs `slow_pcie_against_the_link`: 31.4 fires, 31.6 does not).
 use super::RULE;
 use crate::report::{Category::PcieDegraded, Severity::Warning};
 use crate::rules::testkit::{run_table, Base::*, Case, Fires, Quiet, Table, CASE};

@@ -1,4 +1,4 @@
-//! `libs.stub-libcuda`'s cases (tests/rules.rs `stub_libcuda_ahead_of_the_driver`).
+//! `libs.stub-libcuda`'s cases (tests/it/rules.rs `stub_libcuda_ahead_of_the_driver`).
 use super::RULE;
 use crate::report::{Category::LibraryPathConflict, Severity::Error};
 use crate::rules::testkit::{run_table, Base::*, Case, Fires, Quiet, Table, CASE};

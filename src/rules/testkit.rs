@@ -91,7 +91,7 @@ pub struct Case {
     pub name: &'static str,
     pub base: Base,
     /// `(JSON pointer, JSON value)`, applied in order; a missing last key is added to its
-    /// parent object (as tests/rules.rs `set` does); `""` as the value removes the key.
+    /// parent object (as tests/it/rules.rs `set` does); `""` as the value removes the key.
     pub set: &'static [(&'static str, &'static str)],
     /// `--assume KEY=VALUE` strings, applied after `set` through `crate::assume`.
     pub assume: &'static [&'static str],

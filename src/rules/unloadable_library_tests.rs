@@ -1,5 +1,5 @@
 //! `libs.unloadable`'s cases: a library whose version query failed, as the probe records it
-//! (tests/real_libraries.rs `a_cudnn_that_aborts_when_loaded_is_a_finding_not_a_crash`: the real
+//! (tests/it/real_libraries.rs `a_cudnn_that_aborts_when_loaded_is_a_finding_not_a_crash`: the real
 //! libcudnn.so.9 9.1.0.70 without its libcudnn_graph.so.9 aborts in cudnnGetVersion).
 use super::RULE;
 use crate::report::{

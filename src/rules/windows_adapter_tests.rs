@@ -1,4 +1,4 @@
-//! `windows.adapter`'s cases: the display adapters of tests/windows_tdr.rs
+//! `windows.adapter`'s cases: the display adapters of tests/it/windows_tdr.rs
 //! `nvidia_adapters_with_code_43_or_no_driver_are_errors` (a real RTX 3050 laptop GPU's
 //! hardware id in Code 43, cyberus-technology/virtualbox-kvm#34) on the recorded no-driver
 //! machine, assumed to be Windows.

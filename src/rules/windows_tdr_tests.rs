@@ -1,4 +1,4 @@
-//! `windows.tdr`'s cases (tests/windows_tdr.rs): the recorded no-driver machine assumed to be
+//! `windows.tdr`'s cases (tests/it/windows_tdr.rs): the recorded no-driver machine assumed to be
 //! Windows, with the TDR registry values and the System event log records of
 //! tests/fixtures/windows/eventlog (four display-driver resets among them).
 use super::RULE;
