@@ -64,7 +64,7 @@ fn torch_cpu_only(
 }
 
 /// A TensorFlow that cannot use the GPUs: any on native Windows from 2.11, the CPU-only
-/// /// package before 2.1, or a build without CUDA.
+/// package before 2.1, or a build without CUDA.
 fn tensorflow_cpu_only(
     ctx: &Context,
     doc: &RuleDoc,
