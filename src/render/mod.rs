@@ -11,7 +11,7 @@ pub mod prometheus;
 pub mod stress_live;
 
 use crate::report::{Area, Finding, Report};
-use crate::snapshot::{Probed, Snapshot};
+use crate::snapshot::{unprobed, Probed, Snapshot};
 use crate::version::cuda_api_to_string;
 use crate::vocab::gib;
 
@@ -184,7 +184,7 @@ fn describe_driver(s: &Snapshot) -> (String, Vec<String>) {
                 .map(cuda_api_to_string)
                 .unwrap_or_else(|| "?".into())
         )),
-        None if !unprobed_any(&d.nvml) => facts.push(format!("NVML: {}", reason(&d.nvml))),
+        None if !unprobed(&d.nvml) => facts.push(format!("NVML: {}", reason(&d.nvml))),
         None => {}
     }
     match d.libcuda.get() {
@@ -195,12 +195,12 @@ fn describe_driver(s: &Snapshot) -> (String, Vec<String>) {
                 .map(|v| format!(", supports CUDA {}", cuda_api_to_string(v)))
                 .unwrap_or_default()
         )),
-        None if !unprobed_any(&d.libcuda) => facts.push(format!("libcuda: {}", reason(&d.libcuda))),
+        None if !unprobed(&d.libcuda) => facts.push(format!("libcuda: {}", reason(&d.libcuda))),
         None => {}
     }
     match d.install.get() {
         Some(i) => facts.push(install_fact(i)),
-        None if !unprobed_any(&d.install) && d.install.code() != Some("no_driver") => {
+        None if !unprobed(&d.install) && d.install.code() != Some("no_driver") => {
             facts.push(format!("installed by: unknown ({})", reason(&d.install)))
         }
         None => {}
@@ -228,7 +228,7 @@ fn describe_driver(s: &Snapshot) -> (String, Vec<String>) {
                 None => format!("{v}{flavor}"),
             }
         }
-        None if unprobed_any(&d.kernel_module) && unprobed_any(&d.nvml) => match cuda {
+        None if unprobed(&d.kernel_module) && unprobed(&d.nvml) => match cuda {
             Some(c) => format!("supports CUDA {}", cuda_api_to_string(c)),
             None => "not probed".to_string(),
         },
@@ -303,7 +303,7 @@ fn describe_gpus(s: &Snapshot, gpus: &GpuFilter) -> (String, Vec<String>) {
             };
             (head, facts)
         }
-        None if unprobed_any(&s.gpus) => ("not probed".to_string(), Vec::new()),
+        None if unprobed(&s.gpus) => ("not probed".to_string(), Vec::new()),
         None => (format!("unknown: {}", reason(&s.gpus)), Vec::new()),
     }
 }
@@ -348,7 +348,7 @@ fn describe_cuda(s: &Snapshot) -> (String, Vec<String>) {
         }
     }
     let head = if rts.is_empty() {
-        if unprobed_any(&s.cuda.runtimes) {
+        if unprobed(&s.cuda.runtimes) {
             "not probed".to_string()
         } else {
             "no CUDA runtime found".to_string()
@@ -381,7 +381,7 @@ fn describe_cudnn(s: &Snapshot) -> (String, Vec<String>) {
         })
         .collect();
     let head = if libs.is_empty() {
-        if unprobed_any(&s.cudnn) {
+        if unprobed(&s.cudnn) {
             "not probed"
         } else {
             "none found"
@@ -466,7 +466,7 @@ fn describe_frameworks(s: &Snapshot) -> (String, Vec<String>) {
         ));
     }
     let head = if names.is_empty() {
-        if unprobed_any(&s.python) {
+        if unprobed(&s.python) {
             "not probed".to_string()
         } else {
             format!(
@@ -681,7 +681,7 @@ fn terms_facts(s: &Snapshot) -> Vec<String> {
             }
             facts.push(f);
         }
-        None if !unprobed_any(&s.os_release) => {
+        None if !unprobed(&s.os_release) => {
             facts.push(format!("os-release: {}", reason(&s.os_release)))
         }
         None => {}
@@ -689,7 +689,7 @@ fn terms_facts(s: &Snapshot) -> Vec<String> {
     match s.package_managers.get() {
         Some(list) if list.is_empty() => facts.push("package managers: none on PATH".to_string()),
         Some(list) => facts.push(format!("package managers: {}", list.join(", "))),
-        None if !unprobed_any(&s.package_managers) => {
+        None if !unprobed(&s.package_managers) => {
             facts.push(format!("package managers: {}", reason(&s.package_managers)))
         }
         None => {}
@@ -700,7 +700,7 @@ fn terms_facts(s: &Snapshot) -> Vec<String> {
             if b.enabled { "on" } else { "off" },
             b.how
         )),
-        None if !unprobed_any(&s.secure_boot) => {
+        None if !unprobed(&s.secure_boot) => {
             facts.push(format!("Secure Boot: unknown ({})", reason(&s.secure_boot)))
         }
         None => {}
@@ -726,10 +726,6 @@ fn install_fact(i: &crate::snapshot::DriverInstall) -> String {
     } else {
         format!("installed by: {} ({})", i.method, parts.join(", "))
     }
-}
-
-fn unprobed_any<T>(p: &Probed<T>) -> bool {
-    crate::snapshot::unprobed(p)
 }
 
 #[cfg(test)]

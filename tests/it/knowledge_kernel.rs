@@ -13,6 +13,17 @@ use crate::common;
 use common::python;
 use std::process::Command;
 
+/// The script's standard output, once it has exited 0 (else its output is the failure).
+fn succeeded(out: std::process::Output) -> String {
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 fn script(name: &str, env_src: Option<&str>) -> std::process::Output {
     script_args(name, &["--check"], env_src)
 }
@@ -30,15 +41,8 @@ fn script_args(name: &str, args: &[&str], env_src: Option<&str>) -> std::process
 
 #[test]
 fn the_built_knowledge_is_what_its_inputs_give() {
-    let out = script("kernel_build.py", None);
-    assert!(
-        out.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let text = succeeded(script("kernel_build.py", None));
     // It reports how many of the driver's formats it mined and mapped.
-    let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("NVRM formats mined: 1757"), "{text}");
     // Every mined format has a category and a fix (an event's, or its family's).
     assert!(text.contains("with a category and a fix: 1757;"), "{text}");
@@ -46,14 +50,7 @@ fn the_built_knowledge_is_what_its_inputs_give() {
 
 #[test]
 fn the_mined_data_is_what_the_pinned_extract_gives() {
-    let out = script("kernel_mine.py", None);
-    assert!(
-        out.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = succeeded(script("kernel_mine.py", None));
     assert!(text.contains("kernel-nvrm.json: 1757 entries"), "{text}");
     assert!(text.contains("kernel-xid.json: 133 entries"), "{text}");
 }
@@ -143,11 +140,9 @@ fn the_pinned_extract_is_what_the_driver_source_gives_where_the_source_is() {
         eprintln!("kernel_mine.py extract --check not run: no NVIDIA/open-gpu-kernel-modules at {src} (set KNOWLEDGE_SRC)");
         return;
     }
-    let out = script_args("kernel_mine.py", &["extract", "--check"], Some(&src));
-    assert!(
-        out.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    succeeded(script_args(
+        "kernel_mine.py",
+        &["extract", "--check"],
+        Some(&src),
+    ));
 }

@@ -44,10 +44,9 @@ fn a_hanging_cuinit_keeps_the_deadline() {
     assert_eq!(f["severity"], "error");
 }
 
-/// A wedged driver: NVML's init and cuInit both hang. The probes use the whole --timeout, so
-/// the smoke tests are not started (they used to get a second --timeout: 4 s at --timeout 2).
-#[test]
-fn a_wedged_driver_gets_one_deadline_not_two() {
+/// `check --timeout TIMEOUT` with NVML's init and cuInit both hanging: the report comes within
+/// 3 s, exit 1, and the smoke tests were left no time. Returns the JSON report.
+fn wedged_driver(timeout: &str) -> serde_json::Value {
     let d = tempfile::tempdir().unwrap();
     build(d.path());
     let (code, v, took) = check(
@@ -56,12 +55,20 @@ fn a_wedged_driver_gets_one_deadline_not_two() {
             ("STANDIN_CUINIT", "hang"),
             ("GPUDOCTOR_TEST_HANG_NVML", "1"),
         ],
-        "2",
+        timeout,
     );
     assert!(took < Duration::from_millis(3000), "took {took:?}");
     assert_eq!(code, 1);
     let smoke = &v["snapshot"]["smoke"];
     assert_eq!(smoke["code"], "no_time", "{smoke:#}");
+    v
+}
+
+/// A wedged driver: NVML's init and cuInit both hang. The probes use the whole --timeout, so
+/// the smoke tests are not started (they used to get a second --timeout: 4 s at --timeout 2).
+#[test]
+fn a_wedged_driver_gets_one_deadline_not_two() {
+    let v = wedged_driver("2");
     assert!(common::finding(&v, "probe.timeout")["title"]
         .as_str()
         .unwrap()
@@ -73,20 +80,8 @@ fn a_wedged_driver_gets_one_deadline_not_two() {
 /// and the report comes (bound generous for a loaded machine: six times the deadline).
 #[test]
 fn a_wedged_driver_at_half_a_second_ends_by_the_one_deadline() {
-    let d = tempfile::tempdir().unwrap();
-    build(d.path());
-    let (code, v, took) = check(
-        d.path(),
-        &[
-            ("STANDIN_CUINIT", "hang"),
-            ("GPUDOCTOR_TEST_HANG_NVML", "1"),
-        ],
-        "0.5",
-    );
-    assert!(took < Duration::from_millis(3000), "took {took:?}");
-    assert_eq!(code, 1);
+    let v = wedged_driver("0.5");
     let smoke = &v["snapshot"]["smoke"];
-    assert_eq!(smoke["code"], "no_time", "{smoke:#}");
     assert!(
         smoke.to_string().contains("the whole --timeout of 0.5 s"),
         "{smoke:#}"
