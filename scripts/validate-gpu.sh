@@ -3,7 +3,8 @@
 # lists, with prebuilt binaries, and writes the redacted outputs and figures into one folder of at
 # most 8 files (so they come back from a lent GPU machine).
 #
-#   scripts/validate-gpu.sh [-b BIN] [-o OUTDIR] [-s STANDIN] [--stress-seconds N] [--inject-seconds N] [--quick]
+#   scripts/validate-gpu.sh [-b BIN] [-o OUTDIR] [-s STANDIN] [-g GPUBURN_SRC] [--stress-seconds N]
+#                           [--inject-seconds N] [--side-seconds N] [--quick]
 #
 #   -b BIN              the gpudoctor binary (default: .device-bin/gpudoctor, else target/release/gpudoctor)
 #   -s STANDIN          the tests' stand-in driver (libstandin_cuda.so from `cargo build -p
@@ -13,6 +14,12 @@
 #   -o OUTDIR           where the 8 files go (default: $OUT if set, else validation-out/)
 #   --stress-seconds N  length of the main stress run (default 180: `stress --minutes 3`)
 #   --inject-seconds N  length of the fault-injection run (default 60)
+#   -g GPUBURN_SRC      gpu-burn's public source (github.com/wilicc/gpu-burn, kept in a git-ignored
+#                       folder; default .device-bin/gpu-burn when there): built there with its nvcc
+#                       and run for the main stress run's seconds, right after it, both GFLOP/s
+#                       in summary.md
+#   --side-seconds N    length of the shorter stress runs (Xid, --memory-fraction 0.97, --gpu 0;
+#                       default 20)
 #   --quick             short runs everywhere (for testing the kit itself)
 #
 # Also recorded: each GPU's compute mode (EXCLUSIVE_PROCESS changes what the smoke tests may
@@ -43,6 +50,8 @@ STANDIN=""
 OUTDIR="${OUT:-validation-out}"
 STRESS_S=180
 INJECT_S=60
+SIDE_S=20
+GPUBURN=""
 QUICK=0
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -50,9 +59,11 @@ while [ $# -gt 0 ]; do
     -o) OUTDIR="$2"; shift 2 ;;
     --stress-seconds) STRESS_S="$2"; shift 2 ;;
     --inject-seconds) INJECT_S="$2"; shift 2 ;;
-    --quick) QUICK=1; STRESS_S=6; INJECT_S=4; shift ;;
+    --side-seconds) SIDE_S="$2"; shift 2 ;;
+    -g) GPUBURN="$2"; shift 2 ;;
+    --quick) QUICK=1; STRESS_S=6; INJECT_S=4; SIDE_S=3; shift ;;
     -s) STANDIN="$2"; shift 2 ;;
-    -h|--help) sed -n '2,37p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,46p' "$0"; exit 0 ;;
     *) echo "validate-gpu.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -68,6 +79,9 @@ fi
 BIN="$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")"
 if [ -z "$STANDIN" ]; then
   [ -f .device-bin/libstandin_cuda.so ] && STANDIN=.device-bin/libstandin_cuda.so
+fi
+if [ -z "$GPUBURN" ]; then
+  [ -f .device-bin/gpu-burn/gpu_burn-drv.cpp ] && GPUBURN=.device-bin/gpu-burn
 fi
 [ -n "$STANDIN" ] && STANDIN="$(cd "$(dirname "$STANDIN")" && pwd)/$(basename "$STANDIN")"
 mkdir -p "$OUTDIR" || { echo "validate-gpu.sh: cannot create $OUTDIR" >&2; exit 2; }
@@ -105,7 +119,11 @@ step() {
   local secs
   secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.2f", b-a}')
   echo "----- exit $rc, ${secs} s" >>"$file"
-  [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ] && rc="$rc (deadline ${deadline}s)"
+  # 124/137 are the deadline's only when the step lasted that long (a job killed by SIGKILL on
+  # purpose also exits 137).
+  if { [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; } && awk -v s="$secs" -v d="$deadline" 'BEGIN{exit !(s >= d)}'; then
+    rc="$rc (deadline ${deadline}s)"
+  fi
   echo "| $name | $rc | $secs |" >>"$STEPS"
   return 0
 }
@@ -206,36 +224,48 @@ fi
 
 # ---------------------------------------------------------------- benchmarks
 B="$WORK/bench.md"
-RUNS=$([ "$QUICK" = 1 ] && echo 3 || echo 7)
+RUNS=$([ "$QUICK" = 1 ] && echo 3 || echo 11)
 if [ -n "$PY" ]; then
-  "$PY" - "$RUNS" "$BIN" "$HAVE_SMI" "$HAVE_TORCH" >"$B" 2>&1 <<'PYEOF'
+  timeout -k 5 300 "$PY" - "$RUNS" "$BIN" "$HAVE_SMI" "$HAVE_TORCH" >"$B" 2>&1 <<'PYEOF'
 import statistics, subprocess, sys, time
 runs, binary, smi, torch = int(sys.argv[1]), sys.argv[2], sys.argv[3] == "1", sys.argv[4] == "1"
-rows = [("gpudoctor check --no-smoke --format json", [binary, "check", "--no-smoke", "--format", "json"]),
-        ("gpudoctor check --format json (with smoke tests)", [binary, "check", "--format", "json"])]
+# check --no-smoke and nvidia-smi -q are timed in pairs (one of each, in turn, RUNS times after
+# one warm-up of each), so a drift of the machine touches both alike; the slower peers get fewer runs.
+rows = [("gpudoctor check --no-smoke --format json", [binary, "check", "--no-smoke", "--format", "json"], runs)]
 if smi:
-    rows.append(("nvidia-smi -q", ["nvidia-smi", "-q"]))
+    rows.append(("nvidia-smi -q", ["nvidia-smi", "-q"], runs))
+rows.append(("gpudoctor check --format json (with smoke tests)", [binary, "check", "--format", "json"], max(3, runs // 2)))
 if torch:
-    rows.append(("python3 -m torch.utils.collect_env", [sys.executable, "-m", "torch.utils.collect_env"]))
+    rows.append(("python3 -m torch.utils.collect_env", [sys.executable, "-m", "torch.utils.collect_env"], 3))
+def once(cmd):
+    # No timeout= here: with one, subprocess's wait polls with sleeps of up to 50 ms, and every
+    # time the first H200 run gave was 14 + 50k ms (docs/validation/h200-2026-11-27-run3). The
+    # step's own deadline bounds the whole benchmark.
+    t = time.perf_counter()
+    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return (time.perf_counter() - t) * 1000
+times = {name: [] for name, _, _ in rows}
+for name, cmd, _ in rows:
+    once(cmd)
+paired = rows[:2] if smi else rows[:1]
+for _ in range(runs):
+    for name, cmd, _ in paired:
+        times[name].append(once(cmd))
+for name, cmd, n in rows[len(paired):]:
+    times[name] = [once(cmd) for _ in range(n)]
+print(f"Wall time in ms, after one warm-up each; check --no-smoke and nvidia-smi -q in {runs} alternating pairs\n")
+print("| command | runs | median | min | max |")
+print("|---|---|---|---|---|")
 res = {}
-print(f"Runs: {runs} each after one warm-up; wall time in ms\n")
-print("| command | median | min | max |")
-print("|---|---|---|---|")
-for name, cmd in rows:
-    ts = []
-    for i in range(runs + 1):
-        t = time.perf_counter()
-        try:
-            subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120)
-        except subprocess.TimeoutExpired:
-            pass
-        if i:
-            ts.append((time.perf_counter() - t) * 1000)
+for name, _, _ in rows:
+    ts = times[name]
     res[name] = statistics.median(ts)
-    print(f"| `{name}` | {res[name]:.1f} | {min(ts):.1f} | {max(ts):.1f} |")
+    print(f"| `{name}` | {len(ts)} | {res[name]:.1f} | {min(ts):.1f} | {max(ts):.1f} |")
 base = res[rows[0][0]]
 print()
-for name, _ in rows[2:]:
+for name, _, _ in rows[1:]:
+    if "with smoke" in name:
+        continue
     tgt = "0.333" if "nvidia-smi" in name else "0.100"
     print(f"- check --no-smoke / {name}: {base / res[name]:.3f} (target at most {tgt})")
 PYEOF
@@ -262,13 +292,14 @@ PYEOF
   "$PY" "$WORK/hold.py" 90 >"$WORK/hold.log" 2>&1 &
   HOLD=$!
   sleep 8
-  step "python3 oom.py (second process holds 25%)" "$E" 60 "$PY" "$WORK/oom.py"
-  ERRLINE=$(grep -E 'OutOfMemoryError|out of memory' "$E" | tail -1)
+  step "python3 oom.py (second process holds 25%)" "$WORK/oom.out" 60 "$PY" "$WORK/oom.py"
+  cat "$WORK/oom.out" >>"$E"
+  ERRLINE=$(grep -E 'OutOfMemoryError|out of memory' "$WORK/oom.out" | tail -1)
   echo "holder: $(cat "$WORK/hold.log")" >>"$E"
   if [ -n "$ERRLINE" ]; then
     step "explain --with-check <the error line>" "$E" 60 "$BIN" explain --with-check "$ERRLINE"
     step "explain --json <the error line>" "$E" 60 "$BIN" explain --json "$ERRLINE"
-    grep -B2 -A30 'Traceback' "$E" | head -60 >"$WORK/oom.log"
+    grep -v -e '^=====' -e '^\$ ' -e '^-----' "$WORK/oom.out" | head -60 >"$WORK/oom.log"
     step "explain --log <the whole traceback>" "$E" 60 "$BIN" explain --log "$WORK/oom.log"
   else
     note "- the OOM script printed no out-of-memory line (see explain.txt)"
@@ -277,10 +308,52 @@ PYEOF
 else
   echo "not here: no python3 with torch and a usable GPU" >>"$E"
 fi
-if "$BIN" run --help >/dev/null 2>&1; then
-  step "run -- python3 oom.py" "$E" 90 "$BIN" run -- "$PY" "$WORK/oom.py"
+# ---------------------------------------------------------------- gpudoctor run on real failures
+# A real CUDA OOM while a second process holds a third of the GPU (the verdict must name that
+# process and its share), a real device-side assert, a SIGKILL from outside, and an exit status
+# passed through. Each run's JSON report is appended after its verdict.
+if "$BIN" run --help >/dev/null 2>&1 && [ "$HAVE_TORCH" = 1 ]; then
+  cat >"$WORK/assert.py" <<'PYEOF'
+import torch
+# Labels out of range for a 10-class loss on the GPU: a real device-side assert.
+logits = torch.randn(64, 10, device="cuda")
+labels = torch.full((64,), 12, dtype=torch.long, device="cuda")
+loss = torch.nn.functional.cross_entropy(logits, labels)
+print(loss.item())
+PYEOF
+  cat >"$WORK/sleeper.py" <<'PYEOF'
+import time, torch
+x = torch.ones(1 << 28, device="cuda")  # 1 GiB on the GPU, so the run has a GPU to watch
+print("sleeper: waiting to be killed", flush=True)
+time.sleep(120)
+PYEOF
+  cat >"$WORK/hold3.py" <<'PYEOF'
+import time, torch
+# Hold a third of the GPU's memory until killed (the "other process" that run must name).
+free, total = torch.cuda.mem_get_info()
+x = torch.empty(int(total * 0.34), dtype=torch.uint8, device="cuda")
+print(f"holder: holding {x.numel() / 2**30:.1f} GiB of {total / 2**30:.1f} GiB", flush=True)
+time.sleep(120)
+PYEOF
+  "$PY" "$WORK/hold3.py" >"$WORK/hold3.log" 2>&1 &
+  HOLD=$!
+  sleep 8
+  echo "holder (pid $HOLD): $(cat "$WORK/hold3.log")" >>"$E"
+  step "run -- python3 oom.py (another process holds a third of the GPU)" "$E" 90 "$BIN" run --format json --report "$WORK/run-oom.json" -- "$PY" "$WORK/oom.py"
+  { echo "--- run-oom.json (verdict)"; "$PY" -c 'import json,sys; r=json.load(open(sys.argv[1])); print(json.dumps({k: r[k] for k in r if k not in ("timeline", "snapshot", "output_tail")}, indent=1)[:6000])' "$WORK/run-oom.json" 2>&1; } >>"$E"
+  kill "$HOLD" 2>/dev/null; wait "$HOLD" 2>/dev/null
+  step "run -- python3 assert.py (device-side assert)" "$E" 90 "$BIN" run --format json --report "$WORK/run-assert.json" -- "$PY" "$WORK/assert.py"
+  { echo "--- run-assert.json (verdict)"; "$PY" -c 'import json,sys; r=json.load(open(sys.argv[1])); print(json.dumps({k: r[k] for k in r if k not in ("timeline", "snapshot", "output_tail")}, indent=1)[:4000])' "$WORK/run-assert.json" 2>&1; } >>"$E"
+  # Only the job: gpudoctor's own command line names sleeper.py too (the first H200 run's kit
+  # killed gpudoctor run itself with a plain pkill -f).
+  ( sleep 10; pkill -KILL -f "^$PY $WORK/sleeper.py" ) &
+  KILLER=$!
+  step "run -- python3 sleeper.py (SIGKILL from outside at ~10 s)" "$E" 90 "$BIN" run --format json --report "$WORK/run-kill.json" -- "$PY" "$WORK/sleeper.py"
+  wait "$KILLER" 2>/dev/null
+  { echo "--- run-kill.json (verdict)"; "$PY" -c 'import json,sys; r=json.load(open(sys.argv[1])); print(json.dumps({k: r[k] for k in r if k not in ("timeline", "snapshot", "output_tail")}, indent=1)[:4000])' "$WORK/run-kill.json" 2>&1; } >>"$E"
+  step "run -- python3 -c 'sys.exit(3)' (exit status passed through: 3 expected)" "$E" 60 "$BIN" run -- "$PY" -c 'import sys, torch; torch.zeros(1, device="cuda"); sys.exit(3)'
 else
-  echo "gpudoctor run: not in this build" >>"$E"
+  echo "gpudoctor run: not in this build, or no torch" >>"$E"
 fi
 
 # ---------------------------------------------------------------- first-run list
@@ -394,9 +467,9 @@ try:
 except Exception as e:
     print("kernel failed as meant:", type(e).__name__, e)
 PYEOF
-  "$PY" "$WORK/xid.py" 12 >"$WORK/xid.log" 2>&1 &
+  "$PY" "$WORK/xid.py" $((SIDE_S / 2)) >"$WORK/xid.log" 2>&1 &
   XP=$!
-  step "stress --seconds 30 --tests compute, while another process provokes an Xid at ~12 s" "$X" 90 "$BIN" stress --seconds "$([ "$QUICK" = 1 ] && echo 5 || echo 30)" --tests compute --format jsonl
+  step "stress --seconds $SIDE_S --tests compute, while another process provokes an Xid at ~$((SIDE_S / 2)) s" "$X" 90 "$BIN" stress --seconds "$([ "$QUICK" = 1 ] && echo 5 || echo "$SIDE_S")" --tests compute --format jsonl
   wait "$XP" 2>/dev/null
   echo "xid.py: $(cat "$WORK/xid.log")" >>"$X"
   step "kernel log after the Xid (NVRM lines)" "$P" 20 sh -c "dmesg 2>&1 | grep -E 'NVRM|Xid' | tail -20"
@@ -407,16 +480,136 @@ else
 fi
 
 # ---------------------------------------------------------------- stress
+# The clocks, power and temperature NVML reports, every 2 s, during the main run and gpu-burn's
+# (the FP32 peak below is taken at the SM clock seen during the burn).
+smi_watch() { # FILE: samples until killed
+  [ "$HAVE_SMI" = 1 ] || return 0
+  nvidia-smi --query-gpu=timestamp,index,clocks.sm,clocks.mem,power.draw,temperature.gpu,utilization.gpu,clocks_event_reasons.active --format=csv,noheader -lms 2000 >"$1" 2>&1 &
+  echo $!
+}
+W1=$(smi_watch "$WORK/clocks-stress.csv")
 step "stress --seconds $STRESS_S (main run, JSON report)" "$WORK/misc.log" $((STRESS_S + 120)) sh -c "\"$BIN\" stress --seconds $STRESS_S --json >\"$OUTDIR/stress.json\" 2>\"$WORK/stress.err\""
+[ -n "$W1" ] && kill "$W1" 2>/dev/null
+# gpu-burn, the peer, for the same seconds, built here with this machine's nvcc.
+PEERS="$WORK/peers.md"
+if [ -n "$GPUBURN" ] && [ -z "$SIM" ] && command -v nvcc >/dev/null 2>&1; then
+  GB="$WORK/gpu-burn"
+  cp -r "$GPUBURN" "$GB"
+  NVCC=$(command -v nvcc)
+  CUDAPATH=$(dirname "$(dirname "$NVCC")")
+  # cuda.h, cublas_v2.h and unversioned libcublas/libcudart, wherever this machine keeps them
+  # (a toolkit, or the pip wheels): gpu-burn's Makefile expects a classic toolkit tree.
+  ROOTS="$CUDAPATH /usr/local/cuda /usr/local/cuda-* /usr/local/nvidia"
+  [ -n "$PY" ] && ROOTS="$ROOTS $("$PY" -c 'import site; print(" ".join(site.getsitepackages()))' 2>/dev/null)"
+  EXTRA_I="" ; LINKS="$WORK/gb-libs"; mkdir -p "$LINKS"
+  for h in cuda.h cublas_v2.h cuda_runtime.h; do
+    f=$(find $ROOTS -name "$h" -path '*include*' 2>/dev/null | head -1)
+    [ -n "$f" ] && EXTRA_I="$EXTRA_I -I$(dirname "$f")"
+  done
+  for l in cublas cublasLt cudart; do
+    f=$(find $ROOTS \( -name "lib$l.so" -o -name "lib$l.so.[0-9]*" \) 2>/dev/null | grep -v stubs | head -1)
+    [ -n "$f" ] && ln -sf "$(readlink -f "$f")" "$LINKS/lib$l.so" && ln -sf "$(readlink -f "$f")" "$LINKS/$(basename "$f")"
+  done
+  EXTRA_L="-L$LINKS -Wl,-rpath=$LINKS"
+  echo "gpu-burn build: CUDAPATH=$CUDAPATH includes:$EXTRA_I libs: $(ls "$LINKS" | paste -sd ' ')" >>"$X"
+  step "gpu-burn: build (nvcc $("$NVCC" --version | tail -1), COMPUTE=90)" "$X" 180 sh -c "cd '$GB' && make COMPUTE=90 CUDAPATH='$CUDAPATH' CFLAGS='$EXTRA_I' LDFLAGS='$EXTRA_L' 2>&1 | tail -20"
+  if [ -x "$GB/gpu_burn" ]; then
+    W2=$(smi_watch "$WORK/clocks-burn.csv")
+    step "gpu-burn $STRESS_S (float, cuBLAS SGEMM)" "$WORK/gpuburn.log" $((STRESS_S + 60)) sh -c "cd '$GB' && ./gpu_burn $STRESS_S"
+    [ -n "$W2" ] && kill "$W2" 2>/dev/null
+    { echo; echo "===== gpu-burn $STRESS_S: its last lines"; tr '\r' '\n' <"$WORK/gpuburn.log" | grep -v '^$' | tail -25; } >>"$X"
+  else
+    note "- gpu-burn did not build (stress.txt has the make output)"
+  fi
+else
+  note "- gpu-burn: not run (no -g source, no nvcc, or simulated GPUs)"
+fi
+if command -v dcgmi >/dev/null 2>&1; then
+  step "dcgmi diag -r 2" "$X" 240 dcgmi diag -r 2
+else
+  note "- dcgmi: not on this machine"
+fi
+{ echo; echo "===== clocks during the main stress run (nvidia-smi every 2 s)"; cat "$WORK/clocks-stress.csv" 2>/dev/null | tail -60
+  echo; echo "===== clocks during gpu-burn"; cat "$WORK/clocks-burn.csv" 2>/dev/null | tail -60; } >>"$X"
+# The machine's own ceilings: cudaMemcpy device-to-device through torch, the spec bandwidth, and
+# the FP32 peak at the SM clock NVML reported during the burns; stress's and gpu-burn's rates
+# beside them.
+if [ -n "$PY" ]; then
+  "$PY" - "$OUTDIR/stress.json" "$WORK/gpuburn.log" "$WORK/clocks-stress.csv" "$WORK/clocks-burn.csv" "$HAVE_TORCH" >"$PEERS" 2>&1 <<'PYEOF'
+import json, re, statistics, sys
+stress_json, burn_log, clk_stress, clk_burn, have_torch = sys.argv[1:6]
+def sm_clock(path):
+    vals = []
+    try:
+        for line in open(path, errors="replace"):
+            f = [x.strip() for x in line.split(",")]
+            if len(f) > 3:
+                m = re.match(r"(\d+)", f[2])
+                u = re.match(r"(\d+)", f[6]) if len(f) > 6 else None
+                if m and (not u or int(u.group(1)) >= 50):
+                    vals.append(int(m.group(1)))
+    except OSError:
+        pass
+    return statistics.median(vals) if vals else None
+sms, name, d2d = None, "?", None
+if have_torch == "1":
+    try:
+        import torch
+        p = torch.cuda.get_device_properties(0)
+        sms, name = p.multi_processor_count, p.name
+        n = 8 << 30
+        a = torch.empty(n, dtype=torch.uint8, device="cuda"); b = torch.empty_like(a)
+        for _ in range(3): b.copy_(a)
+        torch.cuda.synchronize()
+        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        e0.record()
+        for _ in range(10): b.copy_(a)
+        e1.record(); torch.cuda.synchronize()
+        d2d = 2 * n * 10 / (e0.elapsed_time(e1) / 1000) / 1e9  # bytes read and written
+        del a, b
+    except Exception as e:
+        print(f"torch measurement failed: {e}")
+spec = {"H200": 4800, "H100 80GB HBM3": 3350, "H100 PCIe": 2000, "A100-SXM4-80GB": 2039, "A100-SXM4-40GB": 1555}
+spec_bw = next((v for k, v in spec.items() if k in name), None)
+try:
+    s = json.load(open(stress_json))["snapshot"]["stress"]
+    g = s["gpus"][0]
+except Exception as e:
+    print(f"stress.json unreadable: {e}"); g = {}
+burn = None
+try:
+    txt = open(burn_log, errors="replace").read().replace("\r", "\n")
+    rates = [float(x) for x in re.findall(r"\((\d+(?:\.\d+)?) Gflop/s\)", txt)]
+    burn = statistics.median(rates[len(rates) // 2:]) if rates else None
+    burn_err = re.findall(r"errors: *([0-9]+)", txt)[-1:] or ["?"]
+except OSError:
+    burn_err = ["?"]
+cs, cb = sm_clock(clk_stress), sm_clock(clk_burn)
+peak = lambda mhz: sms * 128 * 2 * mhz / 1000 if sms and mhz else None
+r = lambda a, b: f"{a / b:.3f}" if a and b else "n/a"
+print(f"GPU: {name}, {sms} SMs; spec memory bandwidth {spec_bw} GB/s (vendor datasheet)")
+print(f"- cudaMemcpy device-to-device (torch copy_, 8 GiB, read+written): {d2d and round(d2d)} GB/s")
+mem = g.get("memory_gbps")
+print(f"- stress memory test: {mem} GB/s = {r(mem, d2d)} of cudaMemcpy D2D, {r(mem, spec_bw)} of the spec bandwidth; covered {r(g.get('tested_bytes'), g.get('free_bytes'))} of free memory")
+print(f"- SM clock (median while busy): stress {cs} MHz, gpu-burn {cb} MHz; FP32 peak at those clocks: {peak(cs) and round(peak(cs))} / {peak(cb) and round(peak(cb))} GFLOP/s")
+fma, sg = g.get("fma_gflops"), g.get("sgemm_gflops")
+print(f"- stress FMA burn: {fma} GFLOP/s = {r(fma, peak(cs))} of the FP32 peak at its clock; stress SGEMM {sg} GFLOP/s")
+print(f"- gpu-burn (cuBLAS SGEMM, float): {burn} GFLOP/s (median of the second half of its reports), errors {burn_err[0]}; = {r(burn, peak(cb))} of the FP32 peak at its clock")
+print(f"- stress FMA / gpu-burn: {r(fma, burn)}; stress SGEMM / gpu-burn: {r(sg, burn)}")
+others = {k: v for k, v in g.items() if k.endswith("_gflops") and k not in ("fma_gflops", "sgemm_gflops")}
+if others:
+    print(f"- stress's other GEMMs: {others} (dense bf16/fp16 peak by the datasheet: about 990 TFLOP/s on H100/H200 SXM)")
+PYEOF
+fi
 { echo; echo "===== main stress run: progress lines (stderr)"; tail -40 "$WORK/stress.err"; } >>"$X"
 step "stress --seconds $INJECT_S --inject-faults 100" "$X" $((INJECT_S + 120)) "$BIN" stress --seconds "$INJECT_S" --inject-faults 100 --color never
 # The most memory stress takes (0.97, the cap), under lazy and eager module loading: every
 # kernel is loaded before the fill, so neither may run out of memory; 1.0 is refused (exit 2).
-step "stress --memory-fraction 0.97 (CUDA_MODULE_LOADING=LAZY)" "$X" 120 env CUDA_MODULE_LOADING=LAZY "$BIN" stress --seconds "$([ "$QUICK" = 1 ] && echo 3 || echo 20)" --memory-fraction 0.97 --tests memory,compute --format line
-step "stress --memory-fraction 0.97 (CUDA_MODULE_LOADING=EAGER)" "$X" 120 env CUDA_MODULE_LOADING=EAGER "$BIN" stress --seconds "$([ "$QUICK" = 1 ] && echo 3 || echo 20)" --memory-fraction 0.97 --tests memory,compute --format line
+step "stress --memory-fraction 0.97 (CUDA_MODULE_LOADING=LAZY)" "$X" 120 env CUDA_MODULE_LOADING=LAZY "$BIN" stress --seconds "$SIDE_S" --memory-fraction 0.97 --tests memory,compute --format line
+step "stress --memory-fraction 0.97 (CUDA_MODULE_LOADING=EAGER)" "$X" 120 env CUDA_MODULE_LOADING=EAGER "$BIN" stress --seconds "$SIDE_S" --memory-fraction 0.97 --tests memory,compute --format line
 step "stress --memory-fraction 1.0 (refused: exit 2)" "$X" 20 "$BIN" stress --seconds 1 --memory-fraction 1.0
 # --gpu 0 (on a one-GPU machine: the whole machine through the selection path).
-step "stress --gpu 0" "$X" 120 "$BIN" stress --gpu 0 --seconds "$([ "$QUICK" = 1 ] && echo 3 || echo 20)" --format line
+step "stress --gpu 0" "$X" 120 "$BIN" stress --gpu 0 --seconds "$SIDE_S" --format line
 if [ -n "$STANDIN" ] && [ -d "$WORK/standin" ]; then
   # The tests' stress runs through the stand-in (4 MiB, our PTX interpreted), beside the real.
   step "stand-in: stress --tests memory --seconds 3" "$X" 60 env LD_LIBRARY_PATH="$WORK/standin" STANDIN_MEM_MIB=4 STANDIN_SMS=1 "$BIN" stress --tests memory --seconds 3 --format line
@@ -464,11 +657,12 @@ fi
   echo "| step | exit | seconds |"
   echo "|---|---|---|"
   cat "$STEPS"
-  for part in smoke.md stressfig.md bench.md; do
+  for part in smoke.md stressfig.md peers.md bench.md; do
     if [ -s "$WORK/$part" ]; then
       case "$part" in
         smoke.md) echo; echo "## check and the smoke tests" ;;
         stressfig.md) echo; echo "## stress figures" ;;
+        peers.md) echo; echo "## beside the machine's ceilings and gpu-burn" ;;
         bench.md) echo; echo "## check beside its peers" ;;
       esac
       echo
