@@ -33,6 +33,7 @@ const LAYERS: &[(&str, &[&str], &[&str])] = &[
             "userfile",
             "interrupt",
             "build_info",
+            "trace",
         ],
         &[],
     ),

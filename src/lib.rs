@@ -33,6 +33,7 @@ pub mod runwatch;
 pub mod safewrite;
 pub mod sanitize;
 pub mod snapshot;
+pub mod trace;
 pub mod userfile;
 pub mod version;
 pub mod vocab;

@@ -128,9 +128,11 @@ fn read_kmsg(path: &Path, since: Option<f64>, deadline: Deadline) -> Result<Coll
         .custom_flags(libc::O_NONBLOCK)
         .open(path)
         .map_err(|e| e.to_string())?;
+    super::trace::line("kernel-log: /dev/kmsg opened");
     let mut c = Collector::default();
     let mut buf = vec![0u8; 16 * 1024];
     let mut read_any = false;
+    let mut records = 0u32;
     loop {
         if deadline.passed() || c.lines >= MAX_LINES {
             break;
@@ -139,6 +141,7 @@ fn read_kmsg(path: &Path, since: Option<f64>, deadline: Deadline) -> Result<Coll
             Ok(0) => break,
             Ok(n) => {
                 read_any = true;
+                records += 1;
                 let rec = String::from_utf8_lossy(buf.get(..n).unwrap_or(&[]));
                 let (head, msg) = rec.split_once(';').unwrap_or(("", &rec));
                 let usec: Option<f64> = head.split(',').nth(2).and_then(|t| t.parse().ok());
@@ -157,6 +160,12 @@ fn read_kmsg(path: &Path, since: Option<f64>, deadline: Deadline) -> Result<Coll
             Err(e) if !read_any => return Err(e.to_string()),
             Err(_) => break,
         }
+    }
+    if super::trace::enabled() {
+        super::trace::line(&format!(
+            "kernel-log: {records} /dev/kmsg records read, {} lines kept",
+            c.lines
+        ));
     }
     Ok(c)
 }

@@ -20,7 +20,7 @@ pub mod pe;
 pub mod python;
 pub mod sacrificial;
 pub mod tegra;
-pub mod trace;
+pub use crate::trace;
 pub mod windows;
 
 use std::path::PathBuf;

@@ -210,53 +210,74 @@ fn gpu(nvml: &Nvml, index: u32, progress: &Progress, deep: bool) -> Gpu {
             };
         }
     };
-    mark(
-        progress,
-        format!("GPU {index}: name, UUID, PCI, memory, processes, modes, clocks"),
-    );
+    // One breadcrumb (and trace line) per group of calls: where a hang was, where time goes.
+    let at = |what: &str| mark(progress, format!("GPU {index}: {what}"));
+    at("name, UUID, PCI info, compute capability");
+    let name = p(dev.name()).map(|s| sanitize::clean_line(&s, 96));
+    let uuid = p(dev.uuid()).map(|s| sanitize::clean_line(&s, 96));
+    let pci_bus_id = p(dev.pci_info()).map(|pi| sanitize::clean_line(&pi.bus_id, 40));
+    let compute_capability =
+        p(dev.cuda_compute_capability()).map(|c| format!("{}.{}", c.major, c.minor));
+    at("nvmlDeviceGetMemoryInfo");
+    let memory = memory(nvml, &dev);
+    at("running processes");
+    let processes = processes(nvml, &dev);
+    at("persistence, driver model, compute, MIG and ECC modes");
+    let persistence_mode = persistence(&dev);
+    let driver_model = driver_model(&dev);
+    let compute_mode = p(dev.compute_mode()).map(|m| {
+        match m {
+            ComputeMode::Default => "default",
+            ComputeMode::ExclusiveThread => "exclusive_thread",
+            ComputeMode::Prohibited => "prohibited",
+            ComputeMode::ExclusiveProcess => "exclusive_process",
+        }
+        .to_string()
+    });
+    let mig_mode = p(dev.mig_mode()).map(|m| ModePair {
+        current: m.current != 0,
+        pending: m.pending != 0,
+    });
+    let ecc_mode = p(dev.is_ecc_enabled()).map(|m| ModePair {
+        current: m.currently_enabled,
+        pending: m.pending_enabled,
+    });
+    at("temperature and power");
+    let temperature_c = p(dev.temperature(TemperatureSensor::Gpu));
+    let power_w = p(dev.power_usage()).map(|mw| f64::from(mw) / 1000.0);
+    let power_limit_w = p(dev.enforced_power_limit()).map(|mw| f64::from(mw) / 1000.0);
+    at("clocks");
+    let clocks = Probed::found(Clocks {
+        sm_mhz: dev.clock_info(Clock::SM).ok(),
+        mem_mhz: dev.clock_info(Clock::Memory).ok(),
+        sm_max_mhz: dev.max_clock_info(Clock::SM).ok(),
+        mem_max_mhz: dev.max_clock_info(Clock::Memory).ok(),
+    });
+    at("PCIe link");
+    let pcie = Probed::found(PcieLink {
+        gen: dev.current_pcie_link_gen().ok(),
+        width: dev.current_pcie_link_width().ok(),
+        max_gen: dev.max_pcie_link_gen().ok(),
+        max_width: dev.max_pcie_link_width().ok(),
+    });
     let mut g = Gpu {
         index,
-        name: p(dev.name()).map(|s| sanitize::clean_line(&s, 96)),
-        uuid: p(dev.uuid()).map(|s| sanitize::clean_line(&s, 96)),
-        pci_bus_id: p(dev.pci_info()).map(|pi| sanitize::clean_line(&pi.bus_id, 40)),
-        compute_capability: p(dev.cuda_compute_capability())
-            .map(|c| format!("{}.{}", c.major, c.minor)),
-        memory: memory(nvml, &dev),
-        processes: processes(nvml, &dev),
-        persistence_mode: persistence(&dev),
-        driver_model: driver_model(&dev),
-        compute_mode: p(dev.compute_mode()).map(|m| {
-            match m {
-                ComputeMode::Default => "default",
-                ComputeMode::ExclusiveThread => "exclusive_thread",
-                ComputeMode::Prohibited => "prohibited",
-                ComputeMode::ExclusiveProcess => "exclusive_process",
-            }
-            .to_string()
-        }),
-        mig_mode: p(dev.mig_mode()).map(|m| ModePair {
-            current: m.current != 0,
-            pending: m.pending != 0,
-        }),
-        ecc_mode: p(dev.is_ecc_enabled()).map(|m| ModePair {
-            current: m.currently_enabled,
-            pending: m.pending_enabled,
-        }),
-        temperature_c: p(dev.temperature(TemperatureSensor::Gpu)),
-        power_w: p(dev.power_usage()).map(|mw| f64::from(mw) / 1000.0),
-        power_limit_w: p(dev.enforced_power_limit()).map(|mw| f64::from(mw) / 1000.0),
-        clocks: Probed::found(Clocks {
-            sm_mhz: dev.clock_info(Clock::SM).ok(),
-            mem_mhz: dev.clock_info(Clock::Memory).ok(),
-            sm_max_mhz: dev.max_clock_info(Clock::SM).ok(),
-            mem_max_mhz: dev.max_clock_info(Clock::Memory).ok(),
-        }),
-        pcie: Probed::found(PcieLink {
-            gen: dev.current_pcie_link_gen().ok(),
-            width: dev.current_pcie_link_width().ok(),
-            max_gen: dev.max_pcie_link_gen().ok(),
-            max_width: dev.max_pcie_link_width().ok(),
-        }),
+        name,
+        uuid,
+        pci_bus_id,
+        compute_capability,
+        memory,
+        processes,
+        persistence_mode,
+        driver_model,
+        compute_mode,
+        mig_mode,
+        ecc_mode,
+        temperature_c,
+        power_w,
+        power_limit_w,
+        clocks,
+        pcie,
         health: Probed::absent_code("not_probed", "not probed"),
     };
     g.health = Probed::found(health(nvml, &dev, index, progress, deep));

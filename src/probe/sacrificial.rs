@@ -72,10 +72,16 @@ pub fn run<T: DeserializeOwned>(
     })?;
     let text = out.stdout_text();
     let answer = text.lines().rev().find(|l| l.starts_with('{'));
+    let stderr = out.stderr_text();
+    if super::trace::enabled() {
+        // The helper's own trace (GPUDOCTOR_TRACE is inherited), timed from its own start.
+        for l in stderr.lines().filter_map(|l| l.strip_prefix("[trace ")) {
+            super::trace::line(&format!("helper {:?}: [{l}", args.first().unwrap_or(&"")));
+        }
+    }
     if let Some(Ok(v)) = answer.map(serde_json::from_str::<T>) {
         return Ok(v);
     }
-    let stderr = out.stderr_text();
     let said = breadcrumb::said(&stderr);
     let mut how = out.describe(limit);
     if answer.is_some() && out.success() {
