@@ -1,8 +1,9 @@
 //! How the NVIDIA driver was installed (issue 31): the package that owns the `nvidia` kernel
-//! module and `libcuda.so.1` (`dpkg -S`, `rpm -qf`, `pacman -Qo`, each under a deadline), the
+//! module and `libcuda.so.1` (dpkg's file lists, `rpm -qf`, `pacman -Qo` under a deadline), the
 //! `.run` installer's traces, DKMS, precompiled module packages, open or proprietary modules.
 //! The method decides how a fix upgrades the driver; mixing methods is a known way to break a
-//! node.
+//! node. dpkg's ownership is read from its file lists rather than asked of `dpkg -S` (see
+//! [`dpkg_owners`]).
 //!
 //! Package names read here, with their sources:
 //! - Ubuntu's precompiled, signed modules are `linux-modules-nvidia-<branch>[-server][-open]-<kernel>`
@@ -70,11 +71,17 @@ pub fn manager(root: &Path) -> Option<&'static str> {
 
 /// The package that owns `path`, from the manager's answer.
 /// Under a `root` other than "/", the manager reads that root's database.
+/// dpkg's database is read directly ([`dpkg_owners`]); rpm and pacman are asked.
 pub fn owner(manager: &str, root: &Path, path: &str, run: Runner) -> Option<String> {
+    if manager == "dpkg" {
+        return dpkg_owners(root, &[path])
+            .into_iter()
+            .next()
+            .map(|(_, p)| p);
+    }
     let other_root = root != Path::new("/");
     let db = |rel: &str| root.join(rel).to_string_lossy().into_owned();
     let (prog, mut args): (&str, Vec<String>) = match manager {
-        "dpkg" => ("dpkg", vec!["-S".into(), path.into()]),
         "rpm" => (
             "rpm",
             vec![
@@ -89,7 +96,6 @@ pub fn owner(manager: &str, root: &Path, path: &str, run: Runner) -> Option<Stri
     };
     if other_root {
         let mut pre: Vec<String> = match manager {
-            "dpkg" => vec![format!("--admindir={}", db("var/lib/dpkg"))],
             "rpm" => vec!["--root".into(), db("")],
             _ => vec!["--dbpath".into(), db("var/lib/pacman")],
         };
@@ -101,6 +107,58 @@ pub fn owner(manager: &str, root: &Path, path: &str, run: Runner) -> Option<Stri
         return None;
     }
     parse_owner(manager, &q.stdout)
+}
+
+/// The packages that own `paths`, as (path, package) in the order of `paths`, read from dpkg's
+/// file lists (`var/lib/dpkg/info/PACKAGE[:ARCH].list`, one absolute path a line) under `root`.
+/// This is what `dpkg -S PATH` answers for a plain path, without running dpkg: on a GPU machine
+/// with a large image each `dpkg -S` took 70-100 ms (it reads the whole status file first) and
+/// made the install probe the slowest of `check` (146 ms of 156; docs/validation/
+/// h200-2026-11-27-run1). The lists are read once for all paths; the first package in the
+/// directory's sorted order that lists a path is its owner. Diversions are not followed.
+pub fn dpkg_owners(root: &Path, paths: &[&str]) -> Vec<(String, String)> {
+    let Ok(rd) = fs::read_dir(root.join("var/lib/dpkg/info")) else {
+        return Vec::new();
+    };
+    let mut lists: Vec<(String, PathBuf)> = rd
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let stem = name.strip_suffix(".list")?;
+            let package = stem.split(':').next()?.to_string();
+            Some((package, e.path()))
+        })
+        .collect();
+    lists.sort();
+    let wanted: Vec<(&str, Vec<u8>)> = paths
+        .iter()
+        .filter(|p| p.starts_with('/') && !p.contains('\n'))
+        .map(|p| (*p, format!("\n{p}\n").into_bytes()))
+        .collect();
+    let mut found: Vec<Option<String>> = vec![None; wanted.len()];
+    for (package, list) in &lists {
+        if found.iter().all(Option::is_some) {
+            break;
+        }
+        let Ok(mut data) = fs::read(list) else {
+            continue;
+        };
+        // Every line, the first and the last too, between two newlines.
+        data.insert(0, b'\n');
+        data.push(b'\n');
+        for (slot, (_, needle)) in found.iter_mut().zip(&wanted) {
+            if slot.is_none() && memchr::memmem::find(&data, needle).is_some() {
+                *slot = Some(package.clone());
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for ((path, _), pkg) in wanted.iter().zip(found) {
+        if let Some(pkg) = pkg.filter(|p| parse_owner("pacman", p).is_some()) {
+            out.push((path.to_string(), pkg));
+        }
+    }
+    out
 }
 
 /// The first package named in an owner query's output: dpkg's "pkg:arch: /path" (or
@@ -350,12 +408,31 @@ pub fn probe(
         );
     }
     let mgr = manager(root);
+    // dpkg: every path and where its links lead, looked up in one read of the file lists.
+    let dpkg_known: Vec<(String, String)> = if mgr == Some("dpkg") {
+        let mut all: Vec<String> = Vec::new();
+        for p in module_files.iter().chain(&libcuda) {
+            all.push(p.clone());
+            all.push(resolve_under(root, p));
+        }
+        dpkg_owners(root, &all.iter().map(String::as_str).collect::<Vec<_>>())
+    } else {
+        Vec::new()
+    };
     let ask = |path: &str| -> Option<String> {
         let m = mgr?;
-        owner(m, root, path, run).or_else(|| {
-            let real = resolve_under(root, path);
-            (real != path).then(|| owner(m, root, &real, run)).flatten()
-        })
+        let real = resolve_under(root, path);
+        if m == "dpkg" {
+            let known = |p: &str| {
+                dpkg_known
+                    .iter()
+                    .find(|(k, _)| k == p)
+                    .map(|(_, v)| v.clone())
+            };
+            return known(path).or_else(|| known(&real));
+        }
+        owner(m, root, path, run)
+            .or_else(|| (real != path).then(|| owner(m, root, &real, run)).flatten())
     };
     let module_package = module_files.iter().find_map(|m| ask(m));
     let libcuda_package = libcuda.iter().find_map(|l| ask(l));

@@ -1,6 +1,7 @@
 #![allow(clippy::print_stderr)]
-//! Unit tests of `install`: the real `dpkg -S` against dpkg's recorded database of Debian 12's
-//! libcuda1 (tests/fixtures/driver-install), the owner parsers, and the method decision.
+//! Unit tests of `install`: dpkg's file lists read against the recorded database of Debian 12's
+//! libcuda1 (tests/fixtures/driver-install) and against the real `dpkg -S` on this machine's own
+//! database, the owner parsers, and the method decision.
 use super::*;
 
 fn km(version: &str, flavor: &str) -> KernelModule {
@@ -38,23 +39,9 @@ fn debian_root() -> tempfile::TempDir {
 
 #[cfg(unix)]
 #[test]
-fn the_real_dpkg_names_libcuda1_through_the_alternatives_link() {
-    let path = std::env::var("PATH").ok();
-    if path
-        .as_deref()
-        .and_then(|p| super::super::python::which(p, "dpkg"))
-        .is_none()
-    {
-        // With CI set a missing tool fails the test (as tests/it/fleet_formats.rs does).
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI: dpkg is needed for this test"
-        );
-        eprintln!("SKIPPED: no dpkg on this machine");
-        return;
-    }
+fn dpkgs_lists_name_libcuda1_through_the_alternatives_link() {
     let root = debian_root();
-    let run = path_runner(path, Duration::from_secs(10));
+    let run = |_: &str, _: &[String]| -> Option<Query> { panic!("dpkg's lists are read, not run") };
     assert_eq!(manager(root.path()), Some("dpkg"));
     // The loader's path is a link no package owns; the file it points to is libcuda1's.
     let loader = "/usr/lib/x86_64-linux-gnu/libcuda.so.1";
@@ -71,6 +58,92 @@ fn the_real_dpkg_names_libcuda1_through_the_alternatives_link() {
     assert_eq!(
         dpkg_maintainer(root.path(), "libcuda1").as_deref(),
         Some("debian nvidia maintainers <pkg-nvidia-devel@lists.alioth.debian.org>")
+    );
+    // The whole probe names the package from the lists too (a path before its link's target).
+    let both = dpkg_owners(root.path(), &[loader, &real, "/nowhere"]);
+    assert_eq!(both, vec![(real.clone(), "libcuda1".to_string())]);
+}
+
+/// The real `dpkg -S` and the list reader agree on this machine's own dpkg database: for the
+/// first, a middle and the last file of a sample of installed packages, and paths no package has.
+#[cfg(unix)]
+#[test]
+fn dpkg_owners_agrees_with_the_real_dpkg_here() {
+    let path = std::env::var("PATH").ok();
+    let root = Path::new("/");
+    if manager(root) != Some("dpkg")
+        || path
+            .as_deref()
+            .and_then(|p| super::super::python::which(p, "dpkg"))
+            .is_none()
+    {
+        // With CI set a missing tool fails the test (as tests/it/fleet_formats.rs does).
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI: dpkg is needed for this test"
+        );
+        eprintln!("SKIPPED: no dpkg on this machine");
+        return;
+    }
+    let run = path_runner(path, Duration::from_secs(20));
+    let mut lists: Vec<_> = fs::read_dir("/var/lib/dpkg/info")
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "list"))
+        .collect();
+    lists.sort();
+    let mut paths: Vec<String> = Vec::new();
+    for list in lists.iter().step_by((lists.len() / 12).max(1)) {
+        let text = fs::read_to_string(list).unwrap_or_default();
+        // Files only: dpkg -S on a directory names every package with something in it.
+        let files: Vec<&str> = text
+            .lines()
+            .filter(|l| fs::symlink_metadata(l).is_ok_and(|m| m.is_file()))
+            .collect();
+        for i in [0, files.len() / 2, files.len().saturating_sub(1)] {
+            if let Some(f) = files.get(i) {
+                paths.push(f.to_string());
+            }
+        }
+    }
+    paths.push("/usr/lib/x86_64-linux-gnu/libcuda.so.1".into());
+    paths.push("/no/such/file/anywhere".into());
+    paths.sort();
+    paths.dedup();
+    assert!(paths.len() > 12, "too few files sampled: {paths:?}");
+    let refs: Vec<&str> = paths.iter().map(String::as_str).collect();
+    let ours = dpkg_owners(root, &refs);
+    let mut owned = 0;
+    for p in &paths {
+        let q = run("dpkg", &["-S".into(), p.clone()]).expect("dpkg -S ran");
+        let theirs = if q.ok {
+            parse_owner("dpkg", &q.stdout)
+        } else {
+            None
+        };
+        let mine = ours.iter().find(|(k, _)| k == p).map(|(_, v)| v.clone());
+        if theirs.is_some() {
+            owned += 1;
+        }
+        // A file two packages list (dpkg prints both): ours must be one of those dpkg named.
+        match (&theirs, &mine) {
+            (Some(t), Some(m)) if t != m => assert!(
+                q.stdout.contains(&format!("{m}:")) || q.stdout.contains(&format!("{m},")),
+                "{p}: dpkg -S says {:?}, the lists {m}",
+                q.stdout
+            ),
+            _ => assert_eq!(
+                theirs.is_some(),
+                mine.is_some(),
+                "{p}: dpkg -S {theirs:?}, lists {mine:?}"
+            ),
+        }
+    }
+    assert!(
+        owned >= 12,
+        "only {owned} of {} sampled files are owned",
+        paths.len()
     );
 }
 
