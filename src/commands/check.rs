@@ -24,9 +24,24 @@ pub(crate) fn check(a: crate::cli::CheckArgs) -> Output {
 }
 
 fn run(cfg: &CheckConfig) -> Result<Output, String> {
-    let matrix = load_matrix(cfg.matrix.as_deref())?;
-    crate::probe::trace::line("matrix loaded");
-    let (snap, filter) = machine(cfg, &matrix)?;
+    // On a terminal, say what is taking time (a --deep import can take many seconds).
+    let activity = (cfg.source == Source::Probe).then(|| Activity::start(&progress_message(cfg)));
+    // The matrix is parsed while the machine is probed (it took 5-9 ms before the probes started).
+    let (matrix, snap) = std::thread::scope(|s| {
+        let loading = s.spawn(|| {
+            let m = load_matrix(cfg.matrix.as_deref());
+            crate::probe::trace::line("matrix loaded");
+            m
+        });
+        let snap = machine(cfg);
+        let matrix = loading
+            .join()
+            .unwrap_or_else(|_| Err("internal: loading the matrix failed".to_string()));
+        (matrix, snap)
+    });
+    let matrix = matrix?;
+    let (snap, filter) = judged_machine(cfg, snap?, &matrix, activity.as_ref())?;
+    drop(activity);
     let opts = policy_options(
         cfg.policy.as_ref(),
         cfg.node_class.as_deref(),
@@ -51,21 +66,26 @@ fn run(cfg: &CheckConfig) -> Result<Output, String> {
     Ok(Output::ok(render(cfg, &report, filter)?, status))
 }
 
-/// The snapshot to judge (probed with the smoke tests, read from a file, or only assumed) and
-/// the GPUs `--gpu` selects in it.
-fn machine(cfg: &CheckConfig, matrix: &Matrix) -> Result<(Snapshot, GpuFilter), String> {
-    let probing = cfg.source == Source::Probe;
-    // On a terminal, say what is taking time (a --deep import can take many seconds).
-    let activity = probing.then(|| Activity::start(&progress_message(cfg)));
-    let mut snap = match &cfg.source {
+/// The snapshot to judge: probed, read from a file, or only assumed.
+fn machine(cfg: &CheckConfig) -> Result<Snapshot, String> {
+    Ok(match &cfg.source {
         Source::File(path) => read_snapshot(path)?,
         Source::Assumed => Snapshot::empty(),
         Source::Probe => probe::probe_all(&cfg.probe.options),
-    };
+    })
+}
+
+/// The snapshot with `--assume` applied and the smoke tests run, and the GPUs `--gpu` selects.
+fn judged_machine(
+    cfg: &CheckConfig,
+    mut snap: Snapshot,
+    matrix: &Matrix,
+    activity: Option<&Activity>,
+) -> Result<(Snapshot, GpuFilter), String> {
     apply_assumptions(&mut snap, matrix, &cfg.assume)?;
     let filter = gpu_selection(cfg.gpus.as_deref(), &snap)?;
-    if probing {
-        snap.smoke = smoke(cfg, &snap, &filter, activity.as_ref());
+    if cfg.source == Source::Probe {
+        snap.smoke = smoke(cfg, &snap, &filter, activity);
     }
     Ok((snap, filter))
 }
