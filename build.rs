@@ -2,6 +2,13 @@
 //! compatibility matrix's data version, as compile-time environment variables
 //! (`GPUDOCTOR_GIT_COMMIT`, `GPUDOCTOR_TARGET`, `GPUDOCTOR_MATRIX_VERSION`).
 //!
+//! Also: knowledge/kernel-messages.yaml (the driver's 1757 message formats) as JSON in OUT_DIR,
+//! which the binary embeds. Parsing the YAML at run time cost 28 ms here and about 40 ms on an
+//! H200 machine, on `check`'s critical path at the first NVRM line of the kernel log
+//! (docs/validation/h200-2026-11-27-run2); the same data as JSON parses in about 4 ms. The YAML
+//! stays the one home of those facts. A YAML that cannot be read gives `null`, which the loader
+//! reports as a broken table (a test fails on it).
+//!
 //! Outside a git checkout (a source tarball, `cargo install` from crates.io) the commit is
 //! "unknown", unless `GPUDOCTOR_GIT_COMMIT` is set in the build's environment. Nothing here
 //! fails the build.
@@ -23,6 +30,25 @@ fn main() {
     println!("cargo:rerun-if-changed={}", matrix.display());
     let version = matrix_version(&matrix).unwrap_or_else(|| "unknown".to_string());
     println!("cargo:rustc-env=GPUDOCTOR_MATRIX_VERSION={version}");
+    kernel_messages_json(&dir);
+}
+
+/// knowledge/kernel-messages.yaml, converted to `$OUT_DIR/kernel-messages.json`.
+fn kernel_messages_json(dir: &Path) {
+    let yaml = dir.join("knowledge/kernel-messages.yaml");
+    println!("cargo:rerun-if-changed={}", yaml.display());
+    let json = std::fs::read_to_string(&yaml)
+        .map_err(|e| e.to_string())
+        .and_then(|t| serde_saphyr::from_str::<serde_json::Value>(&t).map_err(|e| e.to_string()))
+        .and_then(|v| serde_json::to_string(&v).map_err(|e| e.to_string()))
+        .unwrap_or_else(|e| {
+            println!("cargo:warning=knowledge/kernel-messages.yaml: {e}");
+            "null".to_string()
+        });
+    let out = PathBuf::from(std::env::var_os("OUT_DIR").unwrap_or_default());
+    if let Err(e) = std::fs::write(out.join("kernel-messages.json"), json) {
+        println!("cargo:warning=cannot write kernel-messages.json: {e}");
+    }
 }
 
 /// `git rev-parse --short=12 HEAD`; None when git is missing or this is not a checkout. Rebuilds

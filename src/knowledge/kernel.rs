@@ -24,7 +24,9 @@ use crate::vocab::{Area, Category, Severity};
 
 const XID_YAML: &str = include_str!("../../knowledge/xid.yaml");
 const EVENTS_YAML: &str = include_str!("../../knowledge/kernel-events.yaml");
-const MESSAGES_YAML: &str = include_str!("../../knowledge/kernel-messages.yaml");
+/// knowledge/kernel-messages.yaml as JSON, converted by build.rs (a YAML parse of it cost 28-40
+/// ms at the first NVRM line of every `check`; JSON about 4 ms).
+const MESSAGES_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/kernel-messages.json"));
 
 /// Where a generated file's facts come from.
 #[derive(Debug, Deserialize)]
@@ -178,8 +180,12 @@ fn events() -> Option<&'static EventsFile> {
 
 fn messages() -> Option<&'static MessagesFile> {
     static M: OnceLock<Option<MessagesFile>> = OnceLock::new();
-    M.get_or_init(|| serde_saphyr::from_str(MESSAGES_YAML).ok())
-        .as_ref()
+    M.get_or_init(|| {
+        let m = serde_json::from_str(MESSAGES_JSON).ok();
+        crate::trace::line("knowledge: kernel-messages parsed");
+        m
+    })
+    .as_ref()
 }
 
 /// The messages' search index: the longest piece of every specific enough format, and which
