@@ -269,7 +269,7 @@ fn exit_match(n: i64, conf: &'static str) -> Option<Match> {
             "exit status 127: the command was not found".into(),
         ),
         3..=125 | 128..=255 => (
-            "exit status",
+            "program-specific failure code",
             format!("exit status {n}: a program-specific failure code"),
         ),
         _ => return None,

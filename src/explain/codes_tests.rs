@@ -57,6 +57,10 @@ fn exit_statuses_and_signals() {
     assert_eq!(p("-9")[0].name, "SIGKILL", "Python subprocess form");
     assert_eq!(p("SIGSEGV")[0].kind, "signal");
     assert_eq!(p("127")[0].name, "command not found");
+    // A status with no common meaning is named as what it is: `run`'s verdict on a job that
+    // exited 3 read "exit status [application_error]" on the H200 (h200-2026-11-27-run1).
+    assert_eq!(p("3")[0].name, "program-specific failure code");
+    assert!(p("3")[0].meaning.starts_with("exit status 3: "));
 }
 
 #[test]
