@@ -2,12 +2,13 @@
 //! compatibility matrix's data version, as compile-time environment variables
 //! (`GPUDOCTOR_GIT_COMMIT`, `GPUDOCTOR_TARGET`, `GPUDOCTOR_MATRIX_VERSION`).
 //!
-//! Also: knowledge/kernel-messages.yaml (the driver's 1757 message formats) as JSON in OUT_DIR,
-//! which the binary embeds. Parsing the YAML at run time cost 28 ms here and about 40 ms on an
-//! H200 machine, on `check`'s critical path at the first NVRM line of the kernel log
-//! (docs/validation/h200-2026-11-27-run2); the same data as JSON parses in about 4 ms. The YAML
-//! stays the one home of those facts. A YAML that cannot be read gives `null`, which the loader
-//! reports as a broken table (a test fails on it).
+//! Also: every knowledge file (`knowledge/*.yaml`, `knowledge/messages/*.yaml`) as JSON in
+//! `$OUT_DIR/knowledge/`, which the binary embeds (`knowledge_json!`). Parsing the YAML at run time
+//! cost 28 ms for kernel-messages.yaml alone here and about 40 ms on an H200 machine, on `check`'s
+//! critical path at the first NVRM line of the kernel log (docs/validation/h200-2026-11-27-run2);
+//! the same data as JSON parses in 1.8 ms. The YAML stays the one home of those facts. A YAML
+//! that cannot be read gives `null`, which its loader reports as a broken table (tests fail on
+//! it, and the tests also parse the YAML itself).
 //!
 //! Outside a git checkout (a source tarball, `cargo install` from crates.io) the commit is
 //! "unknown", unless `GPUDOCTOR_GIT_COMMIT` is set in the build's environment. Nothing here
@@ -30,24 +31,47 @@ fn main() {
     println!("cargo:rerun-if-changed={}", matrix.display());
     let version = matrix_version(&matrix).unwrap_or_else(|| "unknown".to_string());
     println!("cargo:rustc-env=GPUDOCTOR_MATRIX_VERSION={version}");
-    kernel_messages_json(&dir);
+    knowledge_json(&dir);
 }
 
-/// knowledge/kernel-messages.yaml, converted to `$OUT_DIR/kernel-messages.json`.
-fn kernel_messages_json(dir: &Path) {
-    let yaml = dir.join("knowledge/kernel-messages.yaml");
-    println!("cargo:rerun-if-changed={}", yaml.display());
-    let json = std::fs::read_to_string(&yaml)
-        .map_err(|e| e.to_string())
-        .and_then(|t| serde_saphyr::from_str::<serde_json::Value>(&t).map_err(|e| e.to_string()))
-        .and_then(|v| serde_json::to_string(&v).map_err(|e| e.to_string()))
-        .unwrap_or_else(|e| {
-            println!("cargo:warning=knowledge/kernel-messages.yaml: {e}");
-            "null".to_string()
-        });
-    let out = PathBuf::from(std::env::var_os("OUT_DIR").unwrap_or_default());
-    if let Err(e) = std::fs::write(out.join("kernel-messages.json"), json) {
-        println!("cargo:warning=cannot write kernel-messages.json: {e}");
+/// `knowledge/X.yaml` and `knowledge/messages/X.yaml`, converted to `$OUT_DIR/knowledge/X.json`
+/// and `$OUT_DIR/knowledge/messages/X.json`.
+fn knowledge_json(dir: &Path) {
+    let out = PathBuf::from(std::env::var_os("OUT_DIR").unwrap_or_default()).join("knowledge");
+    for sub in ["", "messages"] {
+        let src = dir.join("knowledge").join(sub);
+        println!("cargo:rerun-if-changed={}", src.display());
+        let Ok(rd) = std::fs::read_dir(&src) else {
+            continue;
+        };
+        let dest = out.join(sub);
+        if let Err(e) = std::fs::create_dir_all(&dest) {
+            println!("cargo:warning=cannot create {}: {e}", dest.display());
+            continue;
+        }
+        for e in rd.flatten() {
+            let path = e.path();
+            let (Some(stem), Some("yaml")) = (
+                path.file_stem().and_then(|s| s.to_str()),
+                path.extension().and_then(|s| s.to_str()),
+            ) else {
+                continue;
+            };
+            println!("cargo:rerun-if-changed={}", path.display());
+            let json = std::fs::read_to_string(&path)
+                .map_err(|e| e.to_string())
+                .and_then(|t| {
+                    serde_saphyr::from_str::<serde_json::Value>(&t).map_err(|e| e.to_string())
+                })
+                .and_then(|v| serde_json::to_string(&v).map_err(|e| e.to_string()))
+                .unwrap_or_else(|e| {
+                    println!("cargo:warning={}: {e}", path.display());
+                    "null".to_string()
+                });
+            if let Err(e) = std::fs::write(dest.join(format!("{stem}.json")), json) {
+                println!("cargo:warning=cannot write {stem}.json: {e}");
+            }
+        }
     }
 }
 

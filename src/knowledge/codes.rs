@@ -14,48 +14,21 @@ use crate::vocab::Category;
 
 pub const SCHEMA: &str = "gpudoctor.knowledge-codes/1";
 
-/// The embedded files, one per emitter.
+/// The embedded files, one per emitter (as JSON: see `knowledge_json!`), by their YAML's name.
 const FILES: &[(&str, &str)] = &[
     (
         "knowledge/cuda-runtime.yaml",
-        include_str!("../../knowledge/cuda-runtime.yaml"),
+        knowledge_json!("cuda-runtime"),
     ),
-    (
-        "knowledge/cuda-driver.yaml",
-        include_str!("../../knowledge/cuda-driver.yaml"),
-    ),
-    (
-        "knowledge/cudnn.yaml",
-        include_str!("../../knowledge/cudnn.yaml"),
-    ),
-    (
-        "knowledge/cublas.yaml",
-        include_str!("../../knowledge/cublas.yaml"),
-    ),
-    (
-        "knowledge/cufft.yaml",
-        include_str!("../../knowledge/cufft.yaml"),
-    ),
-    (
-        "knowledge/cusolver.yaml",
-        include_str!("../../knowledge/cusolver.yaml"),
-    ),
-    (
-        "knowledge/cusparse.yaml",
-        include_str!("../../knowledge/cusparse.yaml"),
-    ),
-    (
-        "knowledge/curand.yaml",
-        include_str!("../../knowledge/curand.yaml"),
-    ),
-    (
-        "knowledge/nccl.yaml",
-        include_str!("../../knowledge/nccl.yaml"),
-    ),
-    (
-        "knowledge/nvml.yaml",
-        include_str!("../../knowledge/nvml.yaml"),
-    ),
+    ("knowledge/cuda-driver.yaml", knowledge_json!("cuda-driver")),
+    ("knowledge/cudnn.yaml", knowledge_json!("cudnn")),
+    ("knowledge/cublas.yaml", knowledge_json!("cublas")),
+    ("knowledge/cufft.yaml", knowledge_json!("cufft")),
+    ("knowledge/cusolver.yaml", knowledge_json!("cusolver")),
+    ("knowledge/cusparse.yaml", knowledge_json!("cusparse")),
+    ("knowledge/curand.yaml", knowledge_json!("curand")),
+    ("knowledge/nccl.yaml", knowledge_json!("nccl")),
+    ("knowledge/nvml.yaml", knowledge_json!("nvml")),
 ];
 
 /// The codes of one emitter (one library's status enum).
@@ -157,7 +130,7 @@ pub fn all() -> &'static [Emitter] {
     ALL.get_or_init(|| {
         FILES
             .iter()
-            .filter_map(|(name, text)| parse(name, text).ok())
+            .filter_map(|(name, json)| from_json(name, json).ok())
             .collect()
     })
 }
@@ -168,6 +141,16 @@ pub fn parse(name: &str, text: &str) -> Result<Emitter, String> {
         let (at, message) = crate::userfile::yaml_error(name, text, &err);
         format!("{at}: {message}")
     })?;
+    checked(name, e)
+}
+
+/// The embedded JSON of `name` (build.rs's conversion of the YAML), checked as [`parse`] does.
+fn from_json(name: &str, json: &str) -> Result<Emitter, String> {
+    let e: Emitter = serde_json::from_str(json).map_err(|err| format!("{name}: {err}"))?;
+    checked(name, e)
+}
+
+fn checked(name: &str, e: Emitter) -> Result<Emitter, String> {
     if e.schema != SCHEMA {
         return Err(format!(
             "{name}: schema is {:?}; this gpudoctor reads {SCHEMA:?}",

@@ -10,8 +10,14 @@ use crate::snapshot::GpuCallError;
 
 #[test]
 fn every_emitter_file_loads_with_codes_that_each_have_a_category() {
-    for (name, text) in FILES {
-        let e = parse(name, text).unwrap_or_else(|err| panic!("{err}"));
+    // The YAML (the home of the facts) and the JSON embedded from it.
+    let yaml = |name: &str| {
+        std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(name))
+            .unwrap()
+    };
+    for (name, json) in FILES {
+        let e = parse(name, &yaml(name)).unwrap_or_else(|err| panic!("{err}"));
+        assert!(from_json(name, json).is_ok(), "{name}");
         assert!(!e.entries.is_empty(), "{name}");
         assert!(!e.sources.is_empty(), "{name}");
         for c in &e.entries {
@@ -26,9 +32,12 @@ fn every_emitter_file_loads_with_codes_that_each_have_a_category() {
     }
     assert_eq!(all().len(), FILES.len());
     // A code with no category does not load: the mapping must name one for every code.
-    let (name, text) = FILES[0];
-    let broken = text.replacen("  category: ", "  categoryy: ", 1);
+    let (name, json) = FILES[0];
+    let broken = yaml(name).replacen("  category: ", "  categoryy: ", 1);
     assert!(parse(name, &broken).is_err());
+    let broken = json.replacen("\"category\":", "\"categoryy\":", 1);
+    assert_ne!(broken, json);
+    assert!(from_json(name, &broken).is_err());
 }
 
 #[test]

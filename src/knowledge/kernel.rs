@@ -22,11 +22,11 @@ use serde::Deserialize;
 use super::events::Level;
 use crate::vocab::{Area, Category, Severity};
 
-const XID_YAML: &str = include_str!("../../knowledge/xid.yaml");
-const EVENTS_YAML: &str = include_str!("../../knowledge/kernel-events.yaml");
-/// knowledge/kernel-messages.yaml as JSON, converted by build.rs (a YAML parse of it cost 28-40
-/// ms at the first NVRM line of every `check`; JSON about 4 ms).
-const MESSAGES_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/kernel-messages.json"));
+const XID_JSON: &str = knowledge_json!("xid");
+const EVENTS_JSON: &str = knowledge_json!("kernel-events");
+/// knowledge/kernel-messages.yaml as JSON (a YAML parse of it cost 28-40 ms at the first NVRM
+/// line of every `check`).
+const MESSAGES_JSON: &str = knowledge_json!("kernel-messages");
 
 /// Where a generated file's facts come from.
 #[derive(Debug, Deserialize)]
@@ -168,13 +168,13 @@ impl Family {
 
 fn xids() -> Option<&'static XidFile> {
     static X: OnceLock<Option<XidFile>> = OnceLock::new();
-    X.get_or_init(|| serde_saphyr::from_str(XID_YAML).ok())
+    X.get_or_init(|| serde_json::from_str(XID_JSON).ok())
         .as_ref()
 }
 
 fn events() -> Option<&'static EventsFile> {
     static E: OnceLock<Option<EventsFile>> = OnceLock::new();
-    E.get_or_init(|| serde_saphyr::from_str(EVENTS_YAML).ok())
+    E.get_or_init(|| serde_json::from_str(EVENTS_JSON).ok())
         .as_ref()
 }
 

@@ -14,58 +14,34 @@ use serde::Deserialize;
 
 /// The generated files built into the binary.
 const EMBEDDED: &[(&str, &str)] = &[
-    (
-        "cpython",
-        include_str!("../../knowledge/messages/cpython.yaml"),
-    ),
-    (
-        "cuda-runtime",
-        include_str!("../../knowledge/messages/cuda-runtime.yaml"),
-    ),
-    ("cudnn", include_str!("../../knowledge/messages/cudnn.yaml")),
-    ("cupy", include_str!("../../knowledge/messages/cupy.yaml")),
-    ("dcgm", include_str!("../../knowledge/messages/dcgm.yaml")),
-    ("glibc", include_str!("../../knowledge/messages/glibc.yaml")),
-    (
-        "gpu-burn",
-        include_str!("../../knowledge/messages/gpu-burn.yaml"),
-    ),
-    ("jax", include_str!("../../knowledge/messages/jax.yaml")),
+    ("cpython", knowledge_json!("messages/cpython")),
+    ("cuda-runtime", knowledge_json!("messages/cuda-runtime")),
+    ("cudnn", knowledge_json!("messages/cudnn")),
+    ("cupy", knowledge_json!("messages/cupy")),
+    ("dcgm", knowledge_json!("messages/dcgm")),
+    ("glibc", knowledge_json!("messages/glibc")),
+    ("gpu-burn", knowledge_json!("messages/gpu-burn")),
+    ("jax", knowledge_json!("messages/jax")),
     (
         "k8s-device-plugin",
-        include_str!("../../knowledge/messages/k8s-device-plugin.yaml"),
+        knowledge_json!("messages/k8s-device-plugin"),
     ),
-    (
-        "kubernetes",
-        include_str!("../../knowledge/messages/kubernetes.yaml"),
-    ),
+    ("kubernetes", knowledge_json!("messages/kubernetes")),
     (
         "libnvidia-container",
-        include_str!("../../knowledge/messages/libnvidia-container.yaml"),
+        knowledge_json!("messages/libnvidia-container"),
     ),
-    ("moby", include_str!("../../knowledge/messages/moby.yaml")),
+    ("moby", knowledge_json!("messages/moby")),
     (
         "nvidia-container-toolkit",
-        include_str!("../../knowledge/messages/nvidia-container-toolkit.yaml"),
+        knowledge_json!("messages/nvidia-container-toolkit"),
     ),
-    (
-        "nvidia-docker",
-        include_str!("../../knowledge/messages/nvidia-docker.yaml"),
-    ),
-    ("nvml", include_str!("../../knowledge/messages/nvml.yaml")),
-    (
-        "pytorch",
-        include_str!("../../knowledge/messages/pytorch.yaml"),
-    ),
-    (
-        "tensorflow",
-        include_str!("../../knowledge/messages/tensorflow.yaml"),
-    ),
-    (
-        "windows",
-        include_str!("../../knowledge/messages/windows.yaml"),
-    ),
-    ("xla", include_str!("../../knowledge/messages/xla.yaml")),
+    ("nvidia-docker", knowledge_json!("messages/nvidia-docker")),
+    ("nvml", knowledge_json!("messages/nvml")),
+    ("pytorch", knowledge_json!("messages/pytorch")),
+    ("tensorflow", knowledge_json!("messages/tensorflow")),
+    ("windows", knowledge_json!("messages/windows")),
+    ("xla", knowledge_json!("messages/xla")),
 ];
 
 /// The names of the embedded files (their emitters), for tests.
@@ -189,7 +165,7 @@ pub fn load() -> Result<Vec<Family>, Vec<String>> {
     let mut out = Vec::new();
     let mut errors = Vec::new();
     for (name, text) in EMBEDDED {
-        match serde_saphyr::from_str::<File>(text) {
+        match serde_json::from_str::<File>(text) {
             Ok(f) => {
                 if f.emitter != *name {
                     errors.push(format!(

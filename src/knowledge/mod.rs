@@ -8,8 +8,21 @@
 //! - [`kernel`]: Xids and the NVIDIA kernel driver's log messages, grouped into events.
 //! - [`messages`]: message families of the frameworks, loaders and the OS.
 
+/// The JSON build.rs made of `knowledge/REL.yaml` (`knowledge_json!("xid")`,
+/// `knowledge_json!("messages/pytorch")`): the YAML is the home of the facts, the JSON what the
+/// binary parses (kernel-messages.yaml took 28 ms to parse as YAML, 1.8 ms as JSON).
+macro_rules! knowledge_json {
+    ($rel:literal) => {
+        include_str!(concat!(env!("OUT_DIR"), "/knowledge/", $rel, ".json"))
+    };
+}
+
 pub mod codes;
 pub mod env;
 pub mod events;
 pub mod kernel;
 pub mod messages;
+
+#[cfg(test)]
+#[path = "json_tests.rs"]
+mod json_tests;
