@@ -62,7 +62,11 @@ fn exit_statuses_and_signals() {
     let three = p("3");
     let exit = three.iter().find(|m| m.kind == "exit_code").unwrap();
     assert_eq!(exit.name, "program-specific failure code");
-    assert!(exit.meaning.starts_with("exit status 3: "), "{}", exit.meaning);
+    assert!(
+        exit.meaning.starts_with("exit status 3: "),
+        "{}",
+        exit.meaning
+    );
 }
 
 #[test]
