@@ -498,9 +498,15 @@ fn pip_version(
 ) -> Option<String> {
     let s = real.to_string_lossy();
     let major = major?;
+    // `real` has its links resolved; a site-packages reached through a link (a venv that is a
+    // symlink, as CI caches and shared clusters make them) is compared resolved too.
+    let inside = |sp: &str| {
+        s.starts_with(sp)
+            || super::windows::canonical(Path::new(sp)).is_ok_and(|c| real.starts_with(c))
+    };
     let env = envs
         .iter()
-        .find(|e| e.site_packages.iter().any(|sp| s.starts_with(sp.as_str())))?;
+        .find(|e| e.site_packages.iter().any(|sp| inside(sp)))?;
     env.packages
         .iter()
         .find(|p| {

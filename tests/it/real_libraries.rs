@@ -46,9 +46,29 @@ fn runtimes(report: &Value) -> Vec<Value> {
 #[test]
 fn finds_both_pip_cuda_runtimes_with_their_real_versions() {
     let Some(venv) = test_venv() else { return };
+    both_runtimes_with_versions(&venv, &venv);
+}
+
+/// A venv reached through a symlink (CI caches and shared clusters make them): the libraries'
+/// resolved paths still belong to its site-packages, so their pip versions are found (they were
+/// not: full_version was missing).
+#[cfg(unix)]
+#[test]
+fn a_venv_reached_through_a_symlink_keeps_the_pip_versions() {
+    let Some(venv) = test_venv() else { return };
+    let d = tempfile::tempdir().unwrap();
+    let link = d.path().join("venv-link");
+    std::os::unix::fs::symlink(std::fs::canonicalize(&venv).unwrap(), &link).unwrap();
+    both_runtimes_with_versions(&link, &venv);
+}
+
+/// `check` with VIRTUAL_ENV=`env` finds libcudart 12 and 13 of the test venv (`venv`, where the
+/// dist-infos are read from) with their real versions.
+fn both_runtimes_with_versions(env: &std::path::Path, venv: &std::path::Path) {
+    let venv = venv.to_path_buf();
     let r = Run::new()
         .args(["check", "--format", "json"])
-        .env("VIRTUAL_ENV", &venv)
+        .env("VIRTUAL_ENV", env)
         .run();
     let v = r.json();
     let rts = runtimes(&v);
