@@ -255,7 +255,7 @@ def build(check):
             "releases": ranges(set(vs), order),
             "source": w["source"],
         }
-        for k in ("seen", "note"):
+        for k in ("pr", "seen", "note"):
             if k in w:
                 e[k] = w[k]
         e["text"] = render(w["format"])
