@@ -131,15 +131,18 @@ const NVSMI_APPS: &str =
     "nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv";
 const EXPANDABLE: &str = "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True";
 
-/// PyTorch's caching-allocator OOM text, every figure it gives (c10/cuda/CUDACachingAllocator.cpp
-/// of pytorch/pytorch; the old form from https://github.com/pytorch/pytorch/pull/13751, the new
-/// one from https://github.com/pytorch/pytorch/pull/99699: up to v2.0 "Tried to allocate X (GPU
-/// n; T total capacity; A already allocated; F free; R reserved in total by PyTorch)"; then
-/// "GPU n has a total capacity of
-/// T of which F is free. Process P has M memory in use. [...] Including non-PyTorch memory, this
-/// process has M memory in use. Of the allocated memory A is allocated by PyTorch, and U is
-/// reserved by PyTorch but unallocated."). Other processes the text names lead when they hold a
-/// large share; a large reserved-but-unallocated share is fragmentation.
+/// PyTorch's CUDA out-of-memory texts, every figure they give: each wording PyTorch has printed
+/// is in knowledge/pytorch-oom.yaml (scripts/knowledge/torch_oom.py, from the allocator library
+/// of every release), and the tests build every one of them from there. Up to 2.0 "Tried to
+/// allocate X (GPU n; T total capacity; A already allocated; F free; [L allowed; ]R reserved in
+/// total by PyTorch)" (up to 1.3 "...; C cached)"); from 2.1 "GPU n has a total capacity of T
+/// of which F is free. Process P has M memory in use. [...] Including non-PyTorch memory, this
+/// process has M memory in use. [L allowed; ]Of the allocated memory A is allocated by PyTorch,
+/// [with G allocated in private pools (e.g., CUDA Graphs), ]and U is reserved by PyTorch but
+/// unallocated."; backend:cudaMallocAsync's "Currently allocated : A / Requested : X / Device
+/// limit : T / Free (according to CUDA): F / PyTorch limit (...) : L". Other processes the text
+/// names lead when they hold a large share; a large reserved-but-unallocated share is
+/// fragmentation; a memory-fraction cap the request would pass is named.
 fn torch_oom(line: &str) -> Option<Match> {
     let o = TorchOom::read(line)?;
     let want = &o.want;
@@ -147,6 +150,7 @@ fn torch_oom(line: &str) -> Option<Match> {
     let mut causes: Vec<String> = Vec::new();
     let mut fix = "Make the job smaller: lower the batch size, use mixed precision (bf16/fp16), gradient checkpointing, or a smaller model.".to_string();
     let mut cmds = Vec::<String>::new();
+    o.fraction_causes(&mut causes);
     o.holder_causes(&mut causes, &mut fix, &mut cmds);
     o.fragmentation_causes(&mut causes, &mut cmds);
     if causes.is_empty() {
@@ -178,6 +182,14 @@ struct TorchOom {
     by_torch: Option<Fig>,
     reserved_unalloc: Option<Fig>,
     reserved_total: Option<Fig>,
+    /// "X allowed;": the cap torch.cuda.set_per_process_memory_fraction set (caching allocator).
+    allowed: Option<Fig>,
+    /// "PyTorch limit (set by user-supplied memory fraction): X" (backend:cudaMallocAsync).
+    limit: Option<Fig>,
+    /// "with X allocated in private pools (e.g., CUDA Graphs)".
+    private_pools: Option<Fig>,
+    /// The text says the request was refused for the memory fraction before any allocation.
+    fraction_refused: bool,
     procs: Vec<(String, Fig)>,
     self_proc: Option<(String, Fig)>,
 }
@@ -188,17 +200,33 @@ impl TorchOom {
             let re = cached_regex(pat)?;
             Fig::of(re.captures(line)?.get(1)?.as_str())
         };
-        let want = grab(&format!(r"Tried to allocate {SIZE}"))?;
-        // PyTorch 2.1-2.3 print "total capacty" (sic).
+        // Every wording of knowledge/pytorch-oom.yaml: the caching allocator's ("Tried to
+        // allocate X"), backend:cudaMallocAsync's ("Requested               : X") and the
+        // memory-fraction refusal ("Requested size: X").
+        let want = grab(&format!(r"Tried to allocate {SIZE}"))
+            .or_else(|| grab(&format!(r"Requested\s*:\s*{SIZE}")))
+            .or_else(|| grab(&format!(r"Requested size:\s*{SIZE}")))?;
+        // PyTorch 2.1 prints "total capacty" (sic).
         let total = grab(&format!(r"total capaci?ty of {SIZE}"))
-            .or_else(|| grab(&format!(r"{SIZE} total capacity")));
-        let free =
-            grab(&format!(r"of which {SIZE} is free")).or_else(|| grab(&format!(r"{SIZE} free")));
+            .or_else(|| grab(&format!(r"{SIZE} total capacity")))
+            .or_else(|| grab(&format!(r"Device limit\s*:\s*{SIZE}")));
+        let free = grab(&format!(r"of which {SIZE} is free"))
+            .or_else(|| grab(&format!(r"{SIZE} free")))
+            .or_else(|| grab(&format!(r"Free \(according to CUDA\)\s*:\s*{SIZE}")));
         let this_proc = grab(&format!(r"this process has {SIZE} memory in use"));
         let by_torch = grab(&format!(r"{SIZE} is allocated by PyTorch"))
-            .or_else(|| grab(&format!(r"{SIZE} already allocated")));
-        let reserved_unalloc = grab(&format!(r"{SIZE} is reserved by PyTorch but unallocated"));
+            .or_else(|| grab(&format!(r"{SIZE} already allocated")))
+            .or_else(|| grab(&format!(r"Currently allocated\s*:\s*{SIZE}")));
+        // Up to 1.3 the last figure is "cached": held by the allocator, not allocated
+        // (stats.amount_cached - stats.amount_allocated), what later texts call reserved but
+        // unallocated.
+        let reserved_unalloc = grab(&format!(r"{SIZE} is reserved by PyTorch but unallocated"))
+            .or_else(|| grab(&format!(r"{SIZE} cached\)")));
         let reserved_total = grab(&format!(r"{SIZE} reserved in total by PyTorch"));
+        let allowed = grab(&format!(r"{SIZE} allowed;"));
+        let limit = grab(&format!(r"memory fraction\)\s*:\s*{SIZE}"));
+        let private_pools = grab(&format!(r"{SIZE} allocated in private pools"));
+        let fraction_refused = line.contains("exceed per_process_memory_fraction limit");
         // Every "Process N has M memory in use" (PyTorch >= 2.0 lists each process on the GPU).
         let mut procs: Vec<(String, Fig)> = Vec::new();
         if let Some(re) = cached_regex(&format!(r"Process (\d+) has {SIZE} memory in use")) {
@@ -227,6 +255,10 @@ impl TorchOom {
             by_torch,
             reserved_unalloc,
             reserved_total,
+            allowed,
+            limit,
+            private_pools,
+            fraction_refused,
             procs,
             self_proc,
         })
@@ -242,6 +274,9 @@ impl TorchOom {
             by_torch,
             reserved_unalloc,
             reserved_total,
+            allowed,
+            limit,
+            private_pools,
             procs,
             ..
         } = self;
@@ -264,6 +299,15 @@ impl TorchOom {
         }
         if let Some(r) = &reserved_total {
             facts.push(format!("{r} reserved in total"));
+        }
+        if let Some(p) = &private_pools {
+            facts.push(format!("{p} of it in private pools (CUDA graphs)"));
+        }
+        if let Some(a) = &allowed {
+            facts.push(format!("{a} allowed by the memory fraction"));
+        }
+        if let Some(l) = &limit {
+            facts.push(format!("a PyTorch limit of {l}"));
         }
         if !procs.is_empty() {
             facts.push(format!("other processes: {}", named(procs)));
@@ -346,6 +390,38 @@ impl TorchOom {
                 "Other processes on this GPU hold a small share: {}.",
                 named(procs)
             ));
+        }
+    }
+
+    /// A cap the program set (torch.cuda.set_per_process_memory_fraction) below the GPU's memory:
+    /// the text says the request was refused for it, or what PyTorch holds plus the request
+    /// reaches it.
+    fn fraction_causes(&self, causes: &mut Vec<String>) {
+        let TorchOom {
+            want,
+            total,
+            by_torch,
+            reserved_total,
+            allowed,
+            limit,
+            fraction_refused,
+            ..
+        } = self;
+        let cap = allowed.as_ref().or(limit.as_ref()).filter(|c| {
+            total.as_ref().is_none_or(|t| c.bytes < t.bytes)
+                && reserved_total
+                    .as_ref()
+                    .or(by_torch.as_ref())
+                    .is_some_and(|h| h.bytes + want.bytes > c.bytes)
+        });
+        let of = total
+            .as_ref()
+            .map(|t| format!(" of the GPU's {t}"))
+            .unwrap_or_default();
+        if let Some(c) = cap {
+            causes.push(format!("The program capped PyTorch at {c}{of} (torch.cuda.set_per_process_memory_fraction), and this request would pass the cap: raise the fraction or make the job smaller."));
+        } else if *fraction_refused {
+            causes.push("The request would pass the per-process memory fraction the program set (torch.cuda.set_per_process_memory_fraction): raise the fraction or make the job smaller.".into());
         }
     }
 
@@ -806,3 +882,7 @@ fn xid_event(xid: u32, bus_id: Option<&str>) -> Vec<Match> {
         .into_iter()
         .collect()
 }
+
+#[cfg(test)]
+#[path = "signatures_tests.rs"]
+mod tests;
