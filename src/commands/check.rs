@@ -40,7 +40,7 @@ fn run(cfg: &CheckConfig) -> Result<Output, String> {
         (matrix, snap)
     });
     let matrix = matrix?;
-    let (snap, filter) = judged_machine(cfg, snap?, &matrix, activity.as_ref())?;
+    let (snap, filter) = completed_machine(cfg, snap?, &matrix, activity.as_ref())?;
     drop(activity);
     let opts = policy_options(
         cfg.policy.as_ref(),
@@ -76,7 +76,7 @@ fn machine(cfg: &CheckConfig) -> Result<Snapshot, String> {
 }
 
 /// The snapshot with `--assume` applied and the smoke tests run, and the GPUs `--gpu` selects.
-fn judged_machine(
+fn completed_machine(
     cfg: &CheckConfig,
     mut snap: Snapshot,
     matrix: &Matrix,
