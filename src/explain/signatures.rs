@@ -280,34 +280,23 @@ impl TorchOom {
             procs,
             ..
         } = self;
-        let mut facts: Vec<String> = Vec::new();
-        facts.push(format!("it asked for {want}"));
-        if let Some(t) = &total {
-            facts.push(format!("on a GPU of {t}"));
-        }
-        if let Some(f) = &free {
-            facts.push(format!("with {f} free"));
-        }
-        if let Some(p) = &this_proc {
-            facts.push(format!("this process held {p}"));
-        }
-        if let Some(a) = &by_torch {
-            facts.push(format!("PyTorch had allocated {a}"));
-        }
-        if let Some(u) = &reserved_unalloc {
-            facts.push(format!("{u} reserved but unallocated"));
-        }
-        if let Some(r) = &reserved_total {
-            facts.push(format!("{r} reserved in total"));
-        }
-        if let Some(p) = &private_pools {
-            facts.push(format!("{p} of it in private pools (CUDA graphs)"));
-        }
-        if let Some(a) = &allowed {
-            facts.push(format!("{a} allowed by the memory fraction"));
-        }
-        if let Some(l) = &limit {
-            facts.push(format!("a PyTorch limit of {l}"));
+        let mut facts: Vec<String> = vec![format!("it asked for {want}")];
+        // Each figure the text gave, with the words around it.
+        let optional: [(&Option<Fig>, &str, &str); 9] = [
+            (total, "on a GPU of ", ""),
+            (free, "with ", " free"),
+            (this_proc, "this process held ", ""),
+            (by_torch, "PyTorch had allocated ", ""),
+            (reserved_unalloc, "", " reserved but unallocated"),
+            (reserved_total, "", " reserved in total"),
+            (private_pools, "", " of it in private pools (CUDA graphs)"),
+            (allowed, "", " allowed by the memory fraction"),
+            (limit, "a PyTorch limit of ", ""),
+        ];
+        for (fig, before, after) in optional {
+            if let Some(f) = fig {
+                facts.push(format!("{before}{f}{after}"));
+            }
         }
         if !procs.is_empty() {
             facts.push(format!("other processes: {}", named(procs)));

@@ -233,23 +233,8 @@ fn a_memory_fraction_cap_is_named() {
 #[cfg(unix)]
 #[test]
 fn the_committed_pytorch_oom_data_is_the_generators_output() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let venv = root.join(".venv-test/bin/python");
-    let python = if venv.exists() {
-        venv
-    } else {
-        std::path::PathBuf::from("python3")
-    };
-    let out = std::process::Command::new(&python)
-        .arg(root.join("scripts/knowledge/torch_oom.py"))
-        .args(["build", "--check"])
-        .current_dir(root)
-        .output()
-        .unwrap_or_else(|e| panic!("{}: {e}", python.display()));
-    assert!(
-        out.status.success(),
-        "torch_oom.py build --check failed:\n{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+    crate::knowledge::assert_generator_check(
+        "scripts/knowledge/torch_oom.py",
+        &["build", "--check"],
     );
 }

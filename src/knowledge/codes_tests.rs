@@ -253,29 +253,11 @@ fn no_rust_table_of_codes_remains() {
 #[cfg(unix)]
 #[test]
 fn the_committed_codes_are_the_generators_output() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let venv = root.join(".venv-test/bin/python");
-    let python = if venv.exists() {
-        venv
-    } else {
-        std::path::PathBuf::from("python3")
-    };
     // The codes, then the coverage table that counts them.
     for script in [
         "scripts/knowledge/codes.py",
         "scripts/knowledge/coverage.py",
     ] {
-        let out = std::process::Command::new(&python)
-            .arg(root.join(script))
-            .arg("--check")
-            .current_dir(root)
-            .output()
-            .unwrap_or_else(|e| panic!("{}: {e}", python.display()));
-        assert!(
-            out.status.success(),
-            "{script} --check failed:\n{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
+        crate::knowledge::assert_generator_check(script, &["--check"]);
     }
 }
