@@ -7,6 +7,11 @@
 Reads every knowledge/*.yaml that has a top-level `emitter:` and an `entries:` list; each entry
 may have `category` and `fix` (and `mapped: default` when its category is its family's default
 rather than one chosen for it). One markdown table row per emitter file.
+
+A second table counts the message families of knowledge/messages/*.yaml (msg_families.py): per
+emitter, families, those read from the emitter's pinned source (`source.mined: true`) rather than
+cited, those with a category, and those with a fix (their own, or the fix of the catalog signature
+they name in explain-catalog/signatures.yaml).
 """
 import difflib
 import glob
@@ -38,6 +43,30 @@ def rows():
     return out
 
 
+def catalog_fixes():
+    """Ids of the catalog's signatures that have a fix."""
+    with open(os.path.join(ROOT, "explain-catalog", "signatures.yaml")) as f:
+        data = yaml.safe_load(f)
+    sigs = data.get("signatures", data) if isinstance(data, dict) else data
+    return {s["id"] for s in sigs or [] if isinstance(s, dict) and s.get("id") and s.get("fix")}
+
+
+def message_rows():
+    fixes = catalog_fixes()
+    out = []
+    for path in sorted(glob.glob(os.path.join(ROOT, "knowledge", "messages", "*.yaml"))):
+        with open(path) as f:
+            data = yaml.safe_load(f)
+        if not isinstance(data, dict) or not isinstance(data.get("entries"), list):
+            continue
+        entries = [e for e in data["entries"] if isinstance(e, dict)]
+        mined = sum(1 for e in entries if isinstance(e.get("source"), dict) and e["source"].get("mined") is True)
+        cat = sum(1 for e in entries if e.get("category"))
+        fix = sum(1 for e in entries if e.get("fix") or e.get("signature") in fixes)
+        out.append((str(data.get("emitter", "")), os.path.basename(path), len(entries), mined, cat, fix))
+    return out
+
+
 def render():
     lines = [
         "# Knowledge coverage per emitter",
@@ -51,6 +80,23 @@ def render():
     ]
     for emitter, name, n, cat, chosen, fix in rows():
         lines.append("| %s | `%s` | %d | %d | %d | %d |" % (emitter.replace("|", "\\|"), name, n, cat, chosen, fix))
+    lines += [
+        "",
+        "## Message families (`knowledge/messages/`)",
+        "",
+        "Generated from `knowledge/messages/*.yaml` (`scripts/knowledge/msg_families.py`). Families: message",
+        "families of the emitter. Mined: read from the emitter's pinned source rather than cited.",
+        "Category: families that map to a category. Fix: families with a fix (their own, or their catalog",
+        "signature's).",
+        "",
+        "| Emitter | File | Families | Mined | Category | Fix |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
+    tot = [0, 0, 0, 0]
+    for emitter, name, n, mined, cat, fix in message_rows():
+        lines.append("| %s | `messages/%s` | %d | %d | %d | %d |" % (emitter.replace("|", "\\|"), name, n, mined, cat, fix))
+        tot = [a + b for a, b in zip(tot, (n, mined, cat, fix))]
+    lines.append("| all | | %d | %d | %d | %d |" % tuple(tot))
     return "\n".join(lines) + "\n"
 
 
