@@ -60,6 +60,11 @@ pub struct Match {
     /// Identifies repeats in a log.
     #[serde(skip)]
     pub key: String,
+    /// What the error text says the failing process itself held, in bytes (PyTorch's OOM text:
+    /// "this process has X memory in use"); `run` sets it beside what its samples saw. Not part
+    /// of the JSON contract.
+    #[serde(skip)]
+    pub held_by_process_bytes: Option<f64>,
 }
 
 impl Match {
@@ -90,6 +95,7 @@ impl Match {
             machine: Vec::new(),
             rank: 0,
             severity: Severity::Error,
+            held_by_process_bytes: None,
         }
     }
     pub fn causes<S: AsRef<str>>(mut self, c: &[S]) -> Match {

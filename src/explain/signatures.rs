@@ -169,7 +169,15 @@ fn torch_oom(line: &str) -> Option<Match> {
     .causes_owned(causes)
     .fix_owned(fix, cmds)
     .key(format!("torch-oom:{}", (want.bytes / 1e6).round()));
-    Some(m)
+    let held = o
+        .this_proc
+        .as_ref()
+        .or(o.self_proc.as_ref().map(|(_, f)| f))
+        .map(|f| f.bytes);
+    Some(Match {
+        held_by_process_bytes: held,
+        ..m
+    })
 }
 
 /// The figures of a PyTorch OOM text (each None where its version does not print it), and the

@@ -690,6 +690,7 @@ fn machine_evidence(i: &Inputs, c: &mut Cause) {
             for g in &t.gpus {
                 c.evidence.extend(gpu_lines(g, i.duration_s));
             }
+            c.evidence.extend(held_between_samples(i));
             if t.gpus.is_empty() {
                 if let Some(why) = t.unwatched.first() {
                     c.evidence
@@ -804,6 +805,39 @@ pub fn gpu_lines(g: &GpuSummary, duration_s: f64) -> Vec<String> {
         }
     }
     out
+}
+
+/// The error text's own figure for what the job held, when the samples saw far less: an
+/// allocation made and failed between two samples (`run` samples once a second; on an H200 a
+/// job took 84 GiB and died of the OOM within one interval, and the timeline said it held 0.0
+/// GiB at the peak: docs/validation/h200-2026-11-27-run1).
+fn held_between_samples(i: &Inputs) -> Option<String> {
+    let said = i
+        .matches
+        .iter()
+        .filter(|m| m.category == Category::GpuMemoryExhausted)
+        .filter_map(|m| m.held_by_process_bytes)
+        .fold(None, |a: Option<f64>, b| Some(a.map_or(b, |a| a.max(b))))?;
+    if i.timeline.gpus.is_empty() {
+        return None;
+    }
+    let seen = i
+        .timeline
+        .gpus
+        .iter()
+        .flat_map(|g| g.holders.iter().filter(|h| h.this_run))
+        .map(|h| h.max_bytes)
+        .max()
+        .unwrap_or(0) as f64;
+    // Well above what was sampled: more than a quarter and 256 MiB over it.
+    (said > 1.25 * seen && said - seen > (256u64 << 20) as f64).then(|| {
+        format!(
+            "the error text says the failing process held {} when the allocation failed, and the samples (one every {:.0} s) saw this run hold at most {}: the memory was taken between two samples",
+            gib(said as u64),
+            i.timeline.interval_s.max(0.0),
+            gib(seen as u64)
+        )
+    })
 }
 
 /// `check` findings of the same problem (the categories `explain --with-check` joins).

@@ -379,3 +379,43 @@ fn readings_in_the_output_are_no_hardware_cause() {
         "NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus"
     ));
 }
+
+/// The OOM `run` saw on an H200 (docs/validation/h200-2026-11-27-run1/explain.txt): the job took
+/// 84 GiB and died within one sampling interval, so the samples saw it hold little. The error
+/// text's own figure is set beside the samples; with samples that saw the memory, nothing is
+/// added.
+#[test]
+fn an_oom_between_samples_is_told_from_the_error_text() {
+    let m = crate::matrix::Matrix::embedded().unwrap();
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/docs/validation/h200-2026-11-27-run1/explain.txt"
+    ))
+    .unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.contains("this process has 84.39 GiB"))
+        .unwrap();
+    let matches = crate::explain::explain_text(line, &m);
+    let said = matches
+        .iter()
+        .find_map(|x| x.held_by_process_bytes)
+        .unwrap();
+    assert!((said - 84.39 * (1u64 << 30) as f64).abs() < 1e7, "{said}");
+    for (mine, told) in [(0, true), (80, false)] {
+        let mut t = Timeline::default();
+        t.interval_s = 1.0;
+        for i in 0..3 {
+            fold(&mut t, point(f64::from(i), mine, 35));
+        }
+        let c = causes(&inputs(Ended::Exited(1), &matches, &t));
+        let ev = c[0].evidence.join("\n");
+        assert_eq!(c[0].category, Category::GpuMemoryExhausted);
+        assert_eq!(
+            ev.contains("the error text says the failing process held 84.4 GiB when the allocation failed, and the samples (one every 1 s) saw this run hold at most 0.0 GiB"),
+            told,
+            "{mine} GiB sampled: {ev}"
+        );
+        assert_eq!(ev.contains("between two samples"), told, "{ev}");
+    }
+}
