@@ -554,6 +554,9 @@ def extract(check, fetch):
         if inp.get("kind") != "pinned":
             continue
         fams = [x for x in m["families"] if x["input"] == name]
+        for x in fams:
+            if "needle" not in x or x["file"] not in inp["files"]:
+                raise SystemExit(f"extract: {x['id']}: a family of a pinned input needs a needle and a file of its `files:`")
         files = {}
         absent = False
         for path in inp["files"]:
