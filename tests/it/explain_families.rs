@@ -297,3 +297,82 @@ fn the_mined_families_are_what_the_sources_give_where_present() {
         String::from_utf8_lossy(&o.stderr)
     );
 }
+
+/// `extract --check`: where the pinned inputs of `kind: pinned` are fetched (the wheel members,
+/// Debian tarballs and .debs under .knowledge-inputs/msg/, the git mirrors), the committed
+/// scripts/knowledge/msg-extract.json is what they give; an input not here is kept and said.
+#[test]
+fn the_pinned_extract_is_what_the_pinned_inputs_give_where_present() {
+    let o = script(&["extract", "--check"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    eprintln!("{out}");
+    assert!(
+        o.status.success(),
+        "{out}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// The pinned inputs are mined from the committed extract, everywhere: a reworded line in the
+/// extract makes `mine --check` fail, and so does a pin of the mapping the extract was not made
+/// from (a copy of the generator, its mapping, extract and outputs, with no mirror or wheel).
+#[test]
+fn an_edit_of_the_pinned_message_extract_is_caught() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let files = [
+        "scripts/knowledge/msg_families.py",
+        "scripts/knowledge/msg-extract.json",
+        "knowledge/mapping/messages.yaml",
+    ];
+    for f in files {
+        std::fs::create_dir_all(dir.path().join(f).parent().unwrap()).unwrap();
+        std::fs::copy(root.join(f), dir.path().join(f)).unwrap();
+    }
+    for sub in ["knowledge/mined", "knowledge/messages"] {
+        std::fs::create_dir_all(dir.path().join(sub)).unwrap();
+        for e in std::fs::read_dir(root.join(sub)).unwrap() {
+            let e = e.unwrap();
+            std::fs::copy(e.path(), dir.path().join(sub).join(e.file_name())).unwrap();
+        }
+    }
+    let none = dir.path().join("none");
+    let mine = |d: &std::path::Path| {
+        std::process::Command::new("timeout")
+            .arg("300")
+            .arg(common::python())
+            .args(["scripts/knowledge/msg_families.py", "mine", "--check"])
+            .env("GPUDOCTOR_MIRRORS", &none)
+            .env("GPUDOCTOR_WHEELS", &none)
+            .current_dir(d)
+            .output()
+            .unwrap()
+    };
+    let o = mine(dir.path());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
+    // DCGM's message reworded in the extract: the committed mined data is stale.
+    let p = dir.path().join("scripts/knowledge/msg-extract.json");
+    let t = std::fs::read_to_string(&p).unwrap();
+    let was = "Detected clocks event due to thermal violation";
+    assert!(t.contains(was));
+    std::fs::write(&p, t.replacen(was, "Detected clocks event due to heat", 1)).unwrap();
+    let o = mine(dir.path());
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        !o.status.success() && out.contains("msg-dcgm.json"),
+        "{out}"
+    );
+    // Another nvidia-smi pinned in the mapping: the extract was not made from it.
+    std::fs::write(&p, t).unwrap();
+    let m = dir.path().join("knowledge/mapping/messages.yaml");
+    let map = std::fs::read_to_string(&m).unwrap();
+    let pin = "9b4392fa97957603d96f3cf1141fe78d871f5bcdd2e6bf810bce278cc14cb6d4";
+    assert!(map.contains(pin));
+    std::fs::write(&m, map.replacen(pin, &"0".repeat(64), 1)).unwrap();
+    let o = mine(dir.path());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && err.contains("no extract for the pins"),
+        "{err}"
+    );
+}
