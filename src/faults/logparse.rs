@@ -224,19 +224,19 @@ impl LogParser {
     pub fn feed(&mut self, line: &str) -> Option<LogEvent> {
         // "NVRM kgspInitRm_IMPL: ..." (the driver's prefix without its colon, in some
         // releases) reads as "NVRM: kgspInitRm_IMPL: ...".
-        let fixed = line
-            .find("NVRM ")
-            .and_then(|i| crate::knowledge::kernel::nvrm_with_colon(line.get(i..)?))
-            .map(|f| {
-                format!(
-                    "{}{f}",
-                    line.get(..line.find("NVRM ").unwrap_or(0)).unwrap_or("")
-                )
-            });
+        let fixed = line.find("NVRM ").and_then(|i| {
+            let f = crate::knowledge::kernel::nvrm_with_colon(line.get(i..)?)?;
+            Some(format!("{}{f}", line.get(..i)?))
+        });
         let line = fixed.as_deref().unwrap_or(line);
         if let Some(ev) = self.report_line(line) {
             return Some(ev);
         }
+        self.feed_line(line)
+    }
+
+    /// [`LogParser::feed`] of a line read as the driver prints it.
+    fn feed_line(&mut self, line: &str) -> Option<LogEvent> {
         if let Some((client, module, waited)) = self.api.take() {
             return self.api_mismatch_continued(line, client, module, waited);
         }
@@ -255,29 +255,7 @@ impl LogParser {
             return line.get(i + "Xid (".len()..).and_then(parse_xid);
         }
         if line.contains("RmInitAdapter failed") || line.contains("rm_init_adapter failed") {
-            let code = line
-                .find("RmInitAdapter failed! (")
-                .and_then(|i| line.get(i + "RmInitAdapter failed! (".len()..))
-                .and_then(|r| r.split(')').next())
-                .map(clean);
-            // NV_ERR_NOT_SUPPORTED (nvstatuscodes.h): the driver refused the GPU as the system
-            // presents it (a BAR too small, a mode it does not support), no fault.
-            let refused = code.as_deref().is_some_and(|c| {
-                crate::knowledge::kernel::rm_init_codes(c)
-                    .1
-                    .is_some_and(|s| s.name == "NV_ERR_NOT_SUPPORTED")
-            });
-            if refused {
-                return Some(LogEvent::Kernel {
-                    event: "rm_init_not_supported".into(),
-                    bus_id: gpu_prefix_bus(line),
-                    detail: code,
-                });
-            }
-            return Some(LogEvent::RmInitAdapterFailed {
-                bus_id: gpu_prefix_bus(line),
-                code,
-            });
+            return Some(rm_init_failed(line));
         }
         if line.contains("NVRM: API mismatch") {
             let client = version_after(line, "has the version").map(str::to_string);
@@ -465,6 +443,33 @@ impl LogParser {
         }
         self.api = Some((client, module, waited + 1));
         None
+    }
+}
+
+/// "RmInitAdapter failed! (0x22:0x56:884)" / "rm_init_adapter failed": the driver could not
+/// initialise the GPU, with its code; NV_ERR_NOT_SUPPORTED (nvstatuscodes.h) is the driver
+/// refusing the GPU as the system presents it (a BAR too small, a mode it does not support).
+fn rm_init_failed(line: &str) -> LogEvent {
+    let code = line
+        .find("RmInitAdapter failed! (")
+        .and_then(|i| line.get(i + "RmInitAdapter failed! (".len()..))
+        .and_then(|r| r.split(')').next())
+        .map(clean);
+    let refused = code.as_deref().is_some_and(|c| {
+        crate::knowledge::kernel::rm_init_codes(c)
+            .1
+            .is_some_and(|s| s.name == "NV_ERR_NOT_SUPPORTED")
+    });
+    if refused {
+        return LogEvent::Kernel {
+            event: "rm_init_not_supported".into(),
+            bus_id: gpu_prefix_bus(line),
+            detail: code,
+        };
+    }
+    LogEvent::RmInitAdapterFailed {
+        bus_id: gpu_prefix_bus(line),
+        code,
     }
 }
 

@@ -19,8 +19,10 @@ use std::sync::OnceLock;
 
 use serde::Deserialize;
 
+use super::events::in_order;
 use super::events::Level;
-use crate::vocab::{Area, Category, Severity};
+pub use super::events::{Event, Family, Role};
+use crate::vocab::Category;
 
 const XID_JSON: &str = knowledge_json!("xid");
 const EVENTS_JSON: &str = knowledge_json!("kernel-events");
@@ -115,43 +117,6 @@ pub fn rm_init_codes(code: &str) -> (Option<&'static RmCode>, Option<&'static Rm
     )
 }
 
-/// A kernel-log event: what a family of messages means and what to do.
-#[derive(Debug, Deserialize)]
-pub struct Event {
-    pub id: String,
-    pub title: String,
-    pub text: String,
-    pub category: Category,
-    pub severity: Severity,
-    pub area: Area,
-    pub causes: Vec<String>,
-    pub fix: String,
-    pub commands: Vec<String>,
-    pub sources: Vec<String>,
-    pub families: Vec<Family>,
-    /// How much a line of it weighs alone: a cause for the events and the cause families.
-    #[serde(default)]
-    pub role: Role,
-    /// Where its reading stands among the causes `explain` ranks, when the event says (a line
-    /// that names why the driver failed stands above the line that says it failed); else the
-    /// signature that found the line decides.
-    #[serde(default)]
-    pub rank: Option<u8>,
-}
-
-/// How much a message weighs on its own (kernel_families.yaml).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Role {
-    /// The line says what went wrong.
-    #[default]
-    Cause,
-    /// A detail of a report another line makes (dumps, boxed reports, lines after an Xid).
-    Context,
-    /// The driver reporting state or a fallback it took: not a fault.
-    Notice,
-}
-
 #[derive(Debug, Deserialize)]
 pub struct MessagesFile {
     pub emitter: String,
@@ -191,24 +156,6 @@ impl Message {
 /// A format with fewer literal characters than this ("NVRM: %s: failed with err: %d") says too
 /// little to name a line's family.
 const MIN_LITERAL: usize = 12;
-/// A message family: the literal pieces of a format, in order.
-#[derive(Debug, Deserialize)]
-pub struct Family {
-    pub pieces: Vec<String>,
-    pub emitter: String,
-    /// file:line in the emitter's source (or a citation).
-    pub source: Vec<String>,
-    #[serde(default)]
-    pub format: Option<String>,
-}
-
-impl Family {
-    /// Whether `line` holds the pieces in order.
-    pub fn matches(&self, line: &str) -> bool {
-        in_order(&self.pieces, line)
-    }
-}
-
 fn xids() -> Option<&'static XidFile> {
     static X: OnceLock<Option<XidFile>> = OnceLock::new();
     X.get_or_init(|| serde_json::from_str(XID_JSON).ok())
@@ -270,8 +217,9 @@ pub fn match_message(line: &str) -> Option<&'static Message> {
             }
             None => line.get(at..)?,
         },
-        // A printk of the driver's Linux layer, with its own prefix ("nvidia-nvswitch: ...")
-        // or none: only its formats (whose first piece is not "NVRM:") can match.
+        // A printk of the driver's Linux layer, with its own prefix ("nvidia-nvswitch: ...",
+        // "[nvidia-drm]", a device name): only its formats (whose first piece is not "NVRM:")
+        // can match.
         None => line,
     };
     let m = messages()?;
@@ -316,18 +264,6 @@ pub fn nvrm_with_colon(text: &str) -> Option<String> {
     let after = text.strip_prefix("NVRM ")?;
     let func = after.split(' ').next()?;
     (func.ends_with(':') && func.len() > 1).then(|| format!("NVRM: {after}"))
-}
-
-/// Whether `line` holds `pieces` in order.
-fn in_order(pieces: &[String], line: &str) -> bool {
-    let mut rest = line;
-    for p in pieces {
-        match rest.find(p.as_str()) {
-            Some(i) => rest = rest.get(i + p.len()..).unwrap_or(""),
-            None => return false,
-        }
-    }
-    true
 }
 
 /// The built-in Xid table (None only if the built-in file is broken; a test loads it).

@@ -1,6 +1,7 @@
 //! Unit tests of `kernel`.
 use super::*;
 use crate::faults::logparse::LogEvent;
+use crate::vocab::Severity;
 
 #[test]
 fn the_built_in_files_load_and_hold_every_xid_the_driver_defines() {

@@ -14,7 +14,7 @@ use std::sync::OnceLock;
 
 use serde::Deserialize;
 
-use super::kernel::{Event, Role};
+use super::events::{in_order, Event, Role};
 use crate::vocab::{Area, Category, Severity};
 
 const LINUX_JSON: &str = knowledge_json!("linux-messages");
@@ -218,17 +218,6 @@ pub fn match_line(line: &str) -> Option<(&'static LinuxMessage, &'static LinuxFa
     }
     let m = best?;
     Some((m, family(&m.family)?))
-}
-
-fn in_order(pieces: &[String], line: &str) -> bool {
-    let mut rest = line;
-    for p in pieces {
-        match rest.find(p.as_str()) {
-            Some(i) => rest = rest.get(i + p.len()..).unwrap_or(""),
-            None => return false,
-        }
-    }
-    true
 }
 
 /// Whether a line names an NVIDIA kernel module: a word that starts with "nvidia"
