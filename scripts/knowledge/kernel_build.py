@@ -171,15 +171,28 @@ def build_events(errors):
         out = {k: ev[k] for k in ("id", "title", "text", "category", "severity", "area", "causes",
                                   "fix", "commands", "sources")}
         out["families"] = fams
+        if "rank" in ev:
+            out["rank"] = ev["rank"]
         if "role" in ev:
             if ev["role"] not in ROLES:
                 errors.append(f"kernel_events.yaml: {eid}: unknown role {ev['role']}")
             out["role"] = ev["role"]
         events.append(out)
+    rm = load_json("kernel-rm-init.json")
+    codes = rm["entries"][0]
     return {
         **head(mined),
         "mined_formats": len(mined["entries"]),
         "mapped_formats": len(used),
+        # RmInitAdapter's codes ("RmInitAdapter failed! (0x%x:0x%x:%d)": the init stage, the
+        # NV_STATUS, the source line), as the pinned release numbers them.
+        "rm_init": {
+            "source": [f"{rm['files'][0]} (rm_init_status)", f"{rm['files'][1]} (NV_STATUS_CODE)"],
+            "init_status": [{"code": c["code"], "name": c["name"], "line": c["line"]}
+                            for c in codes["init_status"]],
+            "nv_status": [{"code": c["code"], "name": c["name"], "text": c["text"],
+                           "line": c["line"]} for c in codes["nv_status"]],
+        },
         "entries": events,
     }, used
 
@@ -192,6 +205,22 @@ def rule_matches(rule, entry):
     if "text" in rule and not re.search(rule["text"], entry["format"]):
         return False
     return True
+
+
+def line_pieces(e):
+    """The pieces a line of the mined format holds, in order, its prefix first: "NVRM:" for the
+    driver's printf (NV_PRINTF adds it, nv_printf formats carry it); for a printk of the Linux
+    layer that does not print "NVRM:", the format's own prefix word ("nvidia-nvswitch:") or ""."""
+    if e.get("call") in ("NV_DRM_LOG", "NV_DRM_DEV_LOG"):
+        # DRM_ERROR("[nvidia-drm] " fmt) (kernel-open/nvidia-drm/nvidia-drm-priv.h).
+        return ["[nvidia-drm]"] + e["pieces"]
+    if e.get("call") != "printk" or e["format"].startswith("NVRM"):
+        return ["NVRM:"] + e["pieces"]
+    first, rest = e["pieces"][0], e["pieces"][1:]
+    m = re.match(r"([\w-]+:)\s*(.*)$", first)
+    if m and e["format"].startswith(m.group(1)):
+        return [m.group(1)] + ([m.group(2)] if m.group(2) else []) + rest
+    return [""] + e["pieces"]
 
 
 def build_messages(errors, used):
@@ -225,8 +254,9 @@ def build_messages(errors, used):
             "level": e["level"],
             "format": e["format"],
             # The driver prefixes every line it prints with "NVRM:" (pieces() drops it from
-            # the formats that carry it), so a line of the family holds it first.
-            "pieces": ["NVRM:"] + e["pieces"],
+            # the formats that carry it), so a line of the family holds it first; a printk of
+            # the Linux layer prints its own prefix ("nvidia-nvswitch: ...") or none.
+            "pieces": line_pieces(e),
         }
         ev = used.get((e["file"], e["line"]))
         rule = next((r for r in rules if rule_matches(r, e)), None)

@@ -19,7 +19,8 @@ Two steps, so that the staleness check runs in CI, which cannot reach GitHub:
     src/common/sdk/nvidia/inc/nverror.h (the Xid numbers and the names the driver gives them);
   - knowledge/mined/kernel-nvrm.json: every error/warning printf of the driver that reaches the
     kernel log (`NV_PRINTF(LEVEL_ERROR|LEVEL_WARNING, ...)`, `nv_printf(NV_DBG_ERRORS|
-    NV_DBG_WARNINGS, ...)`, `NV_DEV_PRINTF(...)`, `NV_ASSERT_PRINTF(LEVEL_ERROR, ...)`) under the
+    NV_DBG_WARNINGS, ...)`, `NV_DEV_PRINTF(...)`, `NV_ASSERT_PRINTF(LEVEL_ERROR, ...)`, and the
+    kernel's `printk(KERN_ERR|KERN_WARNING ...)` that the Linux layer calls directly) under the
     folders below, as a format string split into its literal pieces, with file:line.
   Each names the commit and the driver version (version.mk) it was mined from. `mine --check`
   fails on any difference from the committed files; it runs everywhere (tests/it/knowledge_kernel.rs).
@@ -36,6 +37,9 @@ MIRROR = "/work/.mirror/NVIDIA+open-gpu-kernel-modules/repo"
 REPO = "https://github.com/NVIDIA/open-gpu-kernel-modules"
 EXTRACT = os.path.join(ROOT, "scripts", "knowledge", "kernel-extract.json")
 XID_HEADER = "src/common/sdk/nvidia/inc/nverror.h"
+# RmInitAdapter's failure codes: the init stage (osinit.c's rm_init_status) and the NV_STATUS.
+STATUS_HEADER = "src/common/sdk/nvidia/inc/nvstatuscodes.h"
+RM_INIT_FILE = "src/nvidia/arch/nvalloc/unix/src/osinit.c"
 # Where the messages a person sees in the kernel log are printed (probe, init, BAR, API mismatch;
 # GSP and FSP boot and health; the RM's OS layer; the assertion helpers; memory, bus, PCIe and
 # NVLink). NV_PRINTF(LEVEL_ERROR) prints in release builds too, so these all reach the log.
@@ -53,6 +57,9 @@ FOLDERS = [
     "src/nvidia/src/kernel/gpu/bus/",
     "src/nvidia/src/kernel/gpu/bif/",
     "src/nvidia/src/kernel/gpu/nvlink/",
+    # The display side: nvidia-drm's NV_DRM_LOG_ERR/WARN and nvidia-modeset's printk.
+    "kernel-open/nvidia-drm/",
+    "kernel-open/nvidia-modeset/",
 ]
 CALLS = ("NV_PRINTF", "nv_printf", "NV_DEV_PRINTF", "NV_DEV_PRINTF_STATUS", "NV_ASSERT_PRINTF")
 LEVELS = {
@@ -60,8 +67,20 @@ LEVELS = {
     "LEVEL_WARNING": "warning",
     "NV_DBG_ERRORS": "error",
     "NV_DBG_WARNINGS": "warning",
+    "KERN_ERR": "error",
+    "KERN_WARNING": "warning",
+    "ERR": "error",
+    "WARN": "warning",
 }
 CALL_RE = re.compile(r"\b(" + "|".join(CALLS) + r")\s*\(\s*(\w+)\s*,")
+# The kernel's own printk, which the driver's Linux layer calls directly for some messages
+# ("nvidia-nvswitch: Version mismatch, kernel version %s user version %s"): its level is a
+# KERN_* prefix of the format, with no comma after it.
+PRINTK_RE = re.compile(r"\b(printk)\s*\(\s*(KERN_[A-Z]+)\b")
+# nvidia-drm's logging macros (kernel-open/nvidia-drm/nvidia-drm-priv.h): the level is in the
+# name; NV_DRM_DEV_LOG_* take the device first. They print "[nvidia-drm] " (and "[GPU ID 0x%08x] "
+# for a device) before the format, through DRM_ERROR / DRM_WARN.
+DRM_RE = re.compile(r"\b(NV_DRM_(?:DEV_)?LOG)_(ERR|WARN)\s*\(")
 SPEC_RE = re.compile(r"%[-+ #0]*(?:\*|\d+)?(?:\.(?:\*|\d+))?(?:hh|h|ll|l|z|j|t|L|q|I64)?[diouxXcspfeEgGn%]|%\?")
 
 
@@ -183,11 +202,22 @@ def format_end(text, i):
 
 def calls(text, first_line=1):
     """Every error/warning printf call in text: (line, match, index where its format starts)."""
-    for m in CALL_RE.finditer(text):
+    found = sorted([*CALL_RE.finditer(text), *PRINTK_RE.finditer(text), *DRM_RE.finditer(text)],
+                   key=lambda m: m.start())
+    for m in found:
         call, level = m.group(1), m.group(2)
         if level not in LEVELS:
             continue
+        # A macro's own definition (nvidia-drm-priv.h's NV_DRM_DEV_LOG_ERR calls NV_DRM_LOG_ERR)
+        # is no message.
+        start = text.rfind("\n", 0, m.start()) + 1
+        prev = text[text.rfind("\n", 0, max(0, start - 1)) + 1:max(0, start - 1)]
+        if text[start:m.start()].lstrip().startswith("#define") or prev.rstrip().endswith("\\"):
+            continue
         i = m.end()
+        if call == "NV_DRM_DEV_LOG":
+            j = text.find(",", i)
+            i = j + 1 if j >= 0 else len(text)
         if call in ("NV_DEV_PRINTF", "NV_DEV_PRINTF_STATUS"):
             # NV_DEV_PRINTF(level, nv, fmt, ...); _STATUS has a status before fmt.
             skip = 1 if call == "NV_DEV_PRINTF" else 2
@@ -258,6 +288,38 @@ def mine_xid(text):
     return sorted(out, key=lambda e: (e["xid"], e["line"]))
 
 
+def rm_init_lines(text):
+    """osinit.c's rm_init_status enum (RmInitAdapter's first code), with line numbers."""
+    out, inside = [], False
+    for n, line in enumerate(text.split("\n"), 1):
+        if "RM_INIT_OK" in line:
+            inside = True
+        if inside:
+            out.append([n, line])
+            if "} rm_init_status;" in line:
+                break
+    return out
+
+
+def mine_rm_init(ex):
+    """RmInitAdapter's codes, "RmInitAdapter failed! (0x%x:0x%x:%d)" (osinit.c): the init stage
+    (rm_init_status, numbered as C numbers an enum), the NV_STATUS (nvstatuscodes.h) and the line."""
+    stages, value = [], -1
+    for n, line in ex["rm_init_enum"]["lines"]:
+        m = re.match(r"\s*(RM_\w+)\s*(?:=\s*(0x[0-9a-fA-F]+|\d+))?\s*,?", line)
+        if not m:
+            continue
+        value = int(m.group(2), 0) if m.group(2) else value + 1
+        stages.append({"code": value, "name": m.group(1), "line": n})
+    status = []
+    for n, line in ex["status_header"]["lines"]:
+        m = re.match(r'NV_STATUS_CODE\((\w+),\s*(0x[0-9a-fA-F]+),\s*"([^"]*)"\)', line)
+        if m:
+            status.append({"code": int(m.group(2), 16), "name": m.group(1), "text": m.group(3),
+                           "line": n})
+    return {"init_status": stages, "nv_status": status}
+
+
 def extract(src):
     """The pinned extract of the snapshot: everything `mine` reads, and the sha256 of each file."""
     files = []
@@ -270,6 +332,8 @@ def extract(src):
                 "regions": [{"line": a, "text": t} for a, t in regions_of(text)],
             })
     xid = src.read(XID_HEADER)
+    status = src.read(STATUS_HEADER)
+    osinit = src.read(RM_INIT_FILE)
     ver = src.read("version.mk")
     vline = next((line for line in ver.split("\n") if line.startswith("NVIDIA_VERSION")), "")
     return {
@@ -280,6 +344,11 @@ def extract(src):
         "folders": FOLDERS,
         "version_mk": {"sha256": src.sha256("version.mk"), "line": vline},
         "xid_header": {"file": XID_HEADER, "sha256": src.sha256(XID_HEADER), "text": xid_lines(xid)},
+        "status_header": {"file": STATUS_HEADER, "sha256": src.sha256(STATUS_HEADER),
+                          "lines": [[n, line] for n, line in enumerate(status.split("\n"), 1)
+                                    if line.startswith("NV_STATUS_CODE(")]},
+        "rm_init_enum": {"file": RM_INIT_FILE, "sha256": src.sha256(RM_INIT_FILE),
+                         "lines": rm_init_lines(osinit)},
         "files": files,
     }
 
@@ -295,6 +364,8 @@ def mine(ex):
     return {
         "kernel-xid.json": dict(head, header=XID_HEADER, entries=mine_xid(ex["xid_header"]["text"])),
         "kernel-nvrm.json": dict(head, folders=ex["folders"], entries=nvrm),
+        "kernel-rm-init.json": dict(head, files=[RM_INIT_FILE, STATUS_HEADER],
+                                    entries=[mine_rm_init(ex)]),
     }
 
 

@@ -26,10 +26,21 @@ use crate::vocab::{Category, Fix, Severity};
 pub const CATALOG_SCHEMA: &str = "gpudoctor.explain-catalog/1";
 
 /// The catalog files built into the binary.
-const EMBEDDED: &[(&str, &str)] = &[(
-    "explain-catalog/signatures.yaml",
-    include_str!("../../explain-catalog/signatures.yaml"),
-)];
+const EMBEDDED: &[(&str, &str)] = &[
+    (
+        "explain-catalog/kernel-knowledge.yaml",
+        include_str!("../../explain-catalog/kernel-knowledge.yaml"),
+    ),
+    (
+        "explain-catalog/signatures.yaml",
+        include_str!("../../explain-catalog/signatures.yaml"),
+    ),
+];
+
+/// The signature the kernel-log knowledge's own messages join (explain-catalog/
+/// kernel-knowledge.yaml): each message's anchor is one more of its patterns, and its enricher
+/// reads the line with the knowledge, which alone decides what the line is.
+pub const KERNEL_KNOWLEDGE: &str = "kernel-knowledge";
 
 /// The enrichers a signature may name (the Rust that computes: src/explain/signatures.rs).
 pub const ENRICHERS: &[&str] = &[
@@ -44,6 +55,7 @@ pub const ENRICHERS: &[&str] = &[
     "cuda_text",
     "cuda_code",
     "kernel_log",
+    "kernel_knowledge",
     "xid",
     "nvml_code",
 ];
@@ -155,6 +167,8 @@ pub struct Catalog {
     /// The message families (`knowledge/messages/`) whose signature this catalog has, each with
     /// that signature's index.
     pub families: Vec<(usize, &'static crate::knowledge::messages::Family)>,
+    /// The index of the [`KERNEL_KNOWLEDGE`] signature, if the catalog has it.
+    kernel_knowledge: Option<usize>,
 }
 
 /// Lowercases and collapses whitespace (and typographic quotes) so that "CUDA  out of\tmemory"
@@ -304,6 +318,17 @@ impl Catalog {
         if !errors.is_empty() {
             return Err(errors);
         }
+        if let Some(s) = sigs.iter_mut().find(|s| s.id == KERNEL_KNOWLEDGE) {
+            for a in kernel_anchors() {
+                let n = normalise(&a);
+                // No word bounds: a piece ends where a conversion begins ("currently in D" of
+                // "...in D%d"); the enricher checks the message's pieces in order.
+                if n.len() >= 4 && !s.patterns.contains(&n) {
+                    s.bounds.push((false, false));
+                    s.patterns.push(n);
+                }
+            }
+        }
         let mut pats = Vec::new();
         let mut owner = Vec::new();
         let mut bounds = Vec::new();
@@ -343,6 +368,7 @@ impl Catalog {
         Ok(Catalog {
             version,
             source: source.to_string(),
+            kernel_knowledge: sigs.iter().position(|s| s.id == KERNEL_KNOWLEDGE),
             signatures: sigs,
             automaton,
             owner,
@@ -418,6 +444,20 @@ impl Catalog {
             }
         }
         hit.sort_unstable();
+        // A line a kernel-log signature of the catalog names is read by that one: the knowledge's
+        // own signature would feed the same line to the same parser a second time.
+        if let Some(k) = self.kernel_knowledge {
+            let named = hit.iter().any(|&i| {
+                i != k
+                    && self
+                        .signatures
+                        .get(i)
+                        .is_some_and(|s| s.enrich.as_deref() == Some("kernel_log"))
+            });
+            if named {
+                hit.retain(|&i| i != k);
+            }
+        }
         hit
     }
 
@@ -473,6 +513,53 @@ impl Catalog {
         out
     }
 }
+
+/// The anchors of the kernel-log knowledge's messages: every Linux kernel message's longest
+/// piece (knowledge/linux-messages.yaml), each event family's (knowledge/kernel-events.yaml), and
+/// the longest piece of each NVIDIA driver message
+/// that is a cause (knowledge/kernel-messages.yaml) where that piece is specific enough to be
+/// looked for in every line of a log ([`NVRM_ANCHOR`] characters or more).
+fn kernel_anchors() -> Vec<String> {
+    let mut v: Vec<String> = crate::knowledge::linux::anchors()
+        .into_iter()
+        .map(str::to_string)
+        .collect();
+    // The events' message families (knowledge/kernel-events.yaml: the driver's, kmod's,
+    // nouveau's, Fabric Manager's lines) that say what went wrong.
+    if let Some(ev) = crate::knowledge::kernel::events_file() {
+        for e in ev
+            .entries
+            .iter()
+            .filter(|e| e.role == crate::knowledge::kernel::Role::Cause)
+        {
+            for f in &e.families {
+                if let Some(a) = f.pieces.iter().max_by_key(|p| p.len()) {
+                    if a.len() >= 12 {
+                        v.push(a.clone());
+                    }
+                }
+            }
+        }
+    }
+    if let Some(m) = crate::knowledge::kernel::messages_file() {
+        for e in &m.entries {
+            if e.role != crate::knowledge::kernel::Role::Cause || e.level != "error" {
+                continue;
+            }
+            if let Some(a) = e.pieces.iter().skip(1).max_by_key(|p| p.len()) {
+                if a.len() >= NVRM_ANCHOR {
+                    v.push(a.clone());
+                }
+            }
+        }
+    }
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// The shortest piece of a driver message that is looked for on its own.
+const NVRM_ANCHOR: usize = 24;
 
 /// A word character for word-bounded matching: an ASCII letter or digit. Other bytes are
 /// boundaries: UTF-8 ones, and `_`, which joins words in identifiers (`cudnn_cnn_infer64_8.dll`

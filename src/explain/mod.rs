@@ -243,7 +243,12 @@ pub fn explain_with(input: &str, m: &crate::matrix::Matrix, cat: &catalog::Catal
 fn merge(out: &mut Vec<Match>, found: Vec<Match>, i: usize) {
     for mut x in found {
         match out.iter_mut().find(|o| o.key == x.key) {
-            Some(o) => o.count = Some(o.count.unwrap_or(1) + 1),
+            // The same cause read again keeps the highest place a line gave it (a line that a
+            // specific signature names ranks it higher than a line only its family knows).
+            Some(o) => {
+                o.count = Some(o.count.unwrap_or(1) + 1);
+                o.rank = o.rank.max(x.rank);
+            }
             None => {
                 x.first_line = Some(i as u64 + 1);
                 out.push(x);

@@ -34,8 +34,33 @@ pub fn enrich(name: &str, line: &str, m: &Matrix, parser: &mut LogParser) -> Opt
         "exit_code" => one(exit_code(line)),
         "cuda_text" => one(cuda_text(line)),
         "xid" => xid_readings(line),
+        // The kernel-log knowledge's own lines (knowledge/linux-messages.yaml,
+        // knowledge/kernel-messages.yaml): what the parser reads, and nothing else.
+        "kernel_knowledge" => Some(
+            parser
+                .feed(line)
+                .map(|ev| kernel_event(&ev, line))
+                .unwrap_or_default(),
+        ),
         "kernel_log" => match parser.feed(line) {
-            Some(ev) => Some(kernel_event(&ev, line)),
+            // The signature that found the line places its reading (a Linux family's own rank is
+            // for the lines only the knowledge finds).
+            Some(ev) => {
+                let own = crate::knowledge::kernel::event(ev.event_id()).is_some_and(|e| {
+                    e.rank.is_some() && crate::knowledge::linux::family(&e.id).is_none()
+                });
+                Some(
+                    kernel_event(&ev, line)
+                        .into_iter()
+                        .map(|mut m| {
+                            if !own {
+                                m.rank = 0;
+                            }
+                            m
+                        })
+                        .collect(),
+                )
+            }
             // A line the kernel knowledge knows to be no fault (a module tainting the kernel, a
             // driver notice) is not the fault whose words it shares.
             None if crate::knowledge::kernel::known_not_a_fault(line) => Some(Vec::new()),
@@ -859,7 +884,17 @@ fn kernel_event(ev: &LogEvent, line: &str) -> Vec<Match> {
         .fix(&k.fix, &k.commands)
         .severity(k.severity)
         .key(ev.key());
-    if let Some((_, f)) = crate::knowledge::kernel::match_line(line) {
+    if let Some(r) = k.rank {
+        m.rank = r;
+    }
+    if let Some(f) = crate::knowledge::linux::family(&k.id) {
+        // A family of the Linux kernel's messages: its rank, and where its format is.
+        m.rank = f.rank;
+        m.emitter = Some(match crate::knowledge::linux::match_line(line) {
+            Some((msg, _)) => format!("linux ({})", msg.source.join(", ")),
+            None => format!("linux ({})", k.sources.join("; ")),
+        });
+    } else if let Some((_, f)) = crate::knowledge::kernel::match_line(line) {
         m.emitter = Some(format!("{} ({})", f.emitter, f.source.join(", ")));
     } else if let Some(f) = k.families.first() {
         m.emitter = Some(f.emitter.clone());

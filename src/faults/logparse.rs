@@ -186,14 +186,34 @@ fn version_after<'a>(s: &'a str, marker: &str) -> Option<&'a str> {
     (!v.is_empty() && crate::version::DriverVersion::parse(v).is_some()).then_some(v)
 }
 
-/// A stateful line parser (the API-mismatch message spans three NVRM lines).
+/// A stateful line parser (the API-mismatch message spans three NVRM lines; a kernel report
+/// names the NVIDIA driver lines after its head).
 #[derive(Debug, Default)]
 pub struct LogParser {
     api: Option<(Option<String>, Option<String>, u8)>,
     /// The PID of the OOM kill an "oom-kill:constraint=…,pid=N" summary line reported: the
     /// "Killed process N" line of the same kill that follows is not a second event.
     oom_pid: Option<u32>,
+    /// The kernel report (an oops, a hung task, a lockup) whose head was read and whose lines
+    /// have not yet named the NVIDIA driver.
+    report: Option<Report>,
 }
+
+/// The head of a kernel report (knowledge/linux-messages.yaml, scope `nvidia_report`), waiting
+/// for a line of the same report that names the NVIDIA driver.
+#[derive(Debug)]
+struct Report {
+    family: String,
+    head: String,
+    /// Lines read since the head.
+    lines: u32,
+    /// Its event was reported: the rest of the report adds nothing.
+    done: bool,
+}
+
+/// How many lines after its head a report may name the NVIDIA driver (a hung task's stack is
+/// 20-40 frames; the registers and module list of an oops come before its trace).
+const REPORT_LINES: u32 = 80;
 
 impl LogParser {
     pub fn new() -> Self {
@@ -202,6 +222,21 @@ impl LogParser {
 
     /// The event a line completes, if any.
     pub fn feed(&mut self, line: &str) -> Option<LogEvent> {
+        // "NVRM kgspInitRm_IMPL: ..." (the driver's prefix without its colon, in some
+        // releases) reads as "NVRM: kgspInitRm_IMPL: ...".
+        let fixed = line.find("NVRM ").and_then(|i| {
+            let f = crate::knowledge::kernel::nvrm_with_colon(line.get(i..)?)?;
+            Some(format!("{}{f}", line.get(..i)?))
+        });
+        let line = fixed.as_deref().unwrap_or(line);
+        if let Some(ev) = self.report_line(line) {
+            return Some(ev);
+        }
+        self.feed_line(line)
+    }
+
+    /// [`LogParser::feed`] of a line read as the driver prints it.
+    fn feed_line(&mut self, line: &str) -> Option<LogEvent> {
         if let Some((client, module, waited)) = self.api.take() {
             return self.api_mismatch_continued(line, client, module, waited);
         }
@@ -220,15 +255,7 @@ impl LogParser {
             return line.get(i + "Xid (".len()..).and_then(parse_xid);
         }
         if line.contains("RmInitAdapter failed") || line.contains("rm_init_adapter failed") {
-            let code = line
-                .find("RmInitAdapter failed! (")
-                .and_then(|i| line.get(i + "RmInitAdapter failed! (".len()..))
-                .and_then(|r| r.split(')').next())
-                .map(clean);
-            return Some(LogEvent::RmInitAdapterFailed {
-                bus_id: gpu_prefix_bus(line),
-                code,
-            });
+            return Some(rm_init_failed(line));
         }
         if line.contains("NVRM: API mismatch") {
             let client = version_after(line, "has the version").map(str::to_string);
@@ -292,6 +319,9 @@ impl LogParser {
         if let Some((e, _)) = crate::knowledge::kernel::match_line(line) {
             return Some(of_family(&e.id, line));
         }
+        if let Some(r) = self.linux_line(line) {
+            return r;
+        }
         // Any other error or warning the driver prints: its family (knowledge/kernel-messages.yaml)
         // when the line says what went wrong; a context or notice line is no event.
         let msg = crate::knowledge::kernel::match_message(line)?;
@@ -299,6 +329,90 @@ impl LogParser {
             return None;
         }
         Some(of_family(&msg.family, line))
+    }
+
+    /// A line of the Linux kernel's own (knowledge/linux-messages.yaml): `Some(event or none)`
+    /// when the line is one, None when it is not.
+    fn linux_line(&mut self, line: &str) -> Option<Option<LogEvent>> {
+        use crate::knowledge::linux::{self, Scope};
+        let (msg, f) = linux::match_line(line)?;
+        let id = f.event.id.as_str();
+        let at = msg
+            .pieces
+            .first()
+            .and_then(|p| line.find(p.as_str()))
+            .unwrap_or(0);
+        let said = clean(line.get(at..).unwrap_or(line));
+        let event = |detail: String| LogEvent::Kernel {
+            event: id.to_string(),
+            bus_id: if f.scope == Scope::Any {
+                any_bus(line)
+            } else {
+                None
+            },
+            detail: Some(detail),
+        };
+        if f.event.role == crate::knowledge::kernel::Role::Notice {
+            return Some(None);
+        }
+        Some(match f.scope {
+            Scope::Any => Some(event(said)),
+            Scope::NvidiaModule => linux::names_nvidia_module(line).then(|| event(said)),
+            Scope::NvidiaReport if msg.format.contains("RIP:") => {
+                // The crash site of a report: the report's reading when it is the driver's.
+                if !linux::names_nvidia_code(line) {
+                    return Some(None);
+                }
+                match self.report.as_mut() {
+                    Some(r) if r.done => None,
+                    Some(r) => {
+                        r.done = true;
+                        Some(LogEvent::Kernel {
+                            event: r.family.clone(),
+                            bus_id: None,
+                            detail: Some(format!("{} ({said})", r.head)),
+                        })
+                    }
+                    None => Some(event(said)),
+                }
+            }
+            Scope::NvidiaReport => {
+                let names = linux::names_nvidia_code(line);
+                self.report = Some(Report {
+                    family: id.to_string(),
+                    head: said.clone(),
+                    lines: 0,
+                    done: names,
+                });
+                names.then(|| event(said))
+            }
+        })
+    }
+
+    /// A line inside an open kernel report: the report's event when it is the first to name the
+    /// NVIDIA driver (a frame "os_acquire_rwlock_read+0x35/0x50 [nvidia]", "RIP: ...
+    /// [nvidia]"). The module list ("Modules linked in: ... nvidia(PO)") names every module
+    /// loaded, not the one that failed: it does not count.
+    fn report_line(&mut self, line: &str) -> Option<LogEvent> {
+        let r = self.report.as_mut()?;
+        r.lines += 1;
+        if r.lines > REPORT_LINES || line.contains("---[ end ") {
+            self.report = None;
+            return None;
+        }
+        if r.done
+            || line.contains("Modules linked in")
+            || crate::knowledge::linux::match_line(line).is_some_and(|(_, f)| f.report)
+            || !crate::knowledge::linux::names_nvidia_code(line)
+        {
+            return None;
+        }
+        r.done = true;
+        Some(LogEvent::Kernel {
+            event: r.family.clone(),
+            bus_id: None,
+            detail: Some(format!("{} ({})", r.head, clean(line))),
+        })
     }
 
     /// The line after an API-mismatch line: it may carry the versions the first one lacked; the
@@ -329,6 +443,33 @@ impl LogParser {
         }
         self.api = Some((client, module, waited + 1));
         None
+    }
+}
+
+/// "RmInitAdapter failed! (0x22:0x56:884)" / "rm_init_adapter failed": the driver could not
+/// initialise the GPU, with its code; NV_ERR_NOT_SUPPORTED (nvstatuscodes.h) is the driver
+/// refusing the GPU as the system presents it (a BAR too small, a mode it does not support).
+fn rm_init_failed(line: &str) -> LogEvent {
+    let code = line
+        .find("RmInitAdapter failed! (")
+        .and_then(|i| line.get(i + "RmInitAdapter failed! (".len()..))
+        .and_then(|r| r.split(')').next())
+        .map(clean);
+    let refused = code.as_deref().is_some_and(|c| {
+        crate::knowledge::kernel::rm_init_codes(c)
+            .1
+            .is_some_and(|s| s.name == "NV_ERR_NOT_SUPPORTED")
+    });
+    if refused {
+        return LogEvent::Kernel {
+            event: "rm_init_not_supported".into(),
+            bus_id: gpu_prefix_bus(line),
+            detail: code,
+        };
+    }
+    LogEvent::RmInitAdapterFailed {
+        bus_id: gpu_prefix_bus(line),
+        code,
     }
 }
 

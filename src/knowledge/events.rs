@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::vocab::Severity;
+use crate::vocab::{Area, Category, Severity};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -164,4 +164,71 @@ impl Level {
             Level::App | Level::Info => Severity::Info,
         }
     }
+}
+
+/// A kernel-log event: what a family of messages means and what to do.
+#[derive(Debug, Deserialize)]
+pub struct Event {
+    pub id: String,
+    pub title: String,
+    pub text: String,
+    pub category: Category,
+    pub severity: Severity,
+    pub area: Area,
+    pub causes: Vec<String>,
+    pub fix: String,
+    pub commands: Vec<String>,
+    pub sources: Vec<String>,
+    pub families: Vec<Family>,
+    /// How much a line of it weighs alone: a cause for the events and the cause families.
+    #[serde(default)]
+    pub role: Role,
+    /// Where its reading stands among the causes `explain` ranks, when the event says (a line
+    /// that names why the driver failed stands above the line that says it failed); else the
+    /// signature that found the line decides.
+    #[serde(default)]
+    pub rank: Option<u8>,
+}
+
+/// How much a message weighs on its own (kernel_families.yaml).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// The line says what went wrong.
+    #[default]
+    Cause,
+    /// A detail of a report another line makes (dumps, boxed reports, lines after an Xid).
+    Context,
+    /// The driver reporting state or a fallback it took: not a fault.
+    Notice,
+}
+
+/// A message family: the literal pieces of a format, in order.
+#[derive(Debug, Deserialize)]
+pub struct Family {
+    pub pieces: Vec<String>,
+    pub emitter: String,
+    /// file:line in the emitter's source (or a citation).
+    pub source: Vec<String>,
+    #[serde(default)]
+    pub format: Option<String>,
+}
+
+impl Family {
+    /// Whether `line` holds the pieces in order.
+    pub fn matches(&self, line: &str) -> bool {
+        in_order(&self.pieces, line)
+    }
+}
+
+/// Whether `line` holds `pieces` in order.
+pub(crate) fn in_order(pieces: &[String], line: &str) -> bool {
+    let mut rest = line;
+    for p in pieces {
+        match rest.find(p.as_str()) {
+            Some(i) => rest = rest.get(i + p.len()..).unwrap_or(""),
+            None => return false,
+        }
+    }
+    true
 }

@@ -19,8 +19,10 @@ use std::sync::OnceLock;
 
 use serde::Deserialize;
 
+use super::events::in_order;
 use super::events::Level;
-use crate::vocab::{Area, Category, Severity};
+pub use super::events::{Event, Family, Role};
+use crate::vocab::Category;
 
 const XID_JSON: &str = knowledge_json!("xid");
 const EVENTS_JSON: &str = knowledge_json!("kernel-events");
@@ -74,39 +76,45 @@ pub struct EventsFile {
     pub source: Source,
     pub mined_formats: usize,
     pub mapped_formats: usize,
+    /// RmInitAdapter's codes, as the mined release numbers them.
+    #[serde(default)]
+    pub rm_init: Option<RmInitCodes>,
     pub entries: Vec<Event>,
 }
 
-/// A kernel-log event: what a family of messages means and what to do.
+/// "RmInitAdapter failed! (0x%x:0x%x:%d)" (osinit.c): the init stage (rm_init_status), the
+/// NV_STATUS (nvstatuscodes.h) and the source line.
 #[derive(Debug, Deserialize)]
-pub struct Event {
-    pub id: String,
-    pub title: String,
-    pub text: String,
-    pub category: Category,
-    pub severity: Severity,
-    pub area: Area,
-    pub causes: Vec<String>,
-    pub fix: String,
-    pub commands: Vec<String>,
-    pub sources: Vec<String>,
-    pub families: Vec<Family>,
-    /// How much a line of it weighs alone: a cause for the events and the cause families.
-    #[serde(default)]
-    pub role: Role,
+pub struct RmInitCodes {
+    pub source: Vec<String>,
+    pub init_status: Vec<RmCode>,
+    pub nv_status: Vec<RmCode>,
 }
 
-/// How much a message weighs on its own (kernel_families.yaml).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Role {
-    /// The line says what went wrong.
-    #[default]
-    Cause,
-    /// A detail of a report another line makes (dumps, boxed reports, lines after an Xid).
-    Context,
-    /// The driver reporting state or a fallback it took: not a fault.
-    Notice,
+/// One code of an enum of the driver's source.
+#[derive(Debug, Deserialize)]
+pub struct RmCode {
+    pub code: u32,
+    pub name: String,
+    #[serde(default)]
+    pub text: Option<String>,
+    pub line: u32,
+}
+
+/// RmInitAdapter's code ("0x22:0x56:884") read with the mined enums: the init stage and the
+/// NV_STATUS it names, where the pinned release defines them.
+pub fn rm_init_codes(code: &str) -> (Option<&'static RmCode>, Option<&'static RmCode>) {
+    let mut it = code
+        .split(':')
+        .map(|x| u32::from_str_radix(x.trim().trim_start_matches("0x"), 16).ok());
+    let (stage, status) = (it.next().flatten(), it.next().flatten());
+    let Some(t) = events().and_then(|e| e.rm_init.as_ref()) else {
+        return (None, None);
+    };
+    (
+        stage.and_then(|c| t.init_status.iter().find(|x| x.code == c)),
+        status.and_then(|c| t.nv_status.iter().find(|x| x.code == c)),
+    )
 }
 
 #[derive(Debug, Deserialize)]
@@ -148,24 +156,6 @@ impl Message {
 /// A format with fewer literal characters than this ("NVRM: %s: failed with err: %d") says too
 /// little to name a line's family.
 const MIN_LITERAL: usize = 12;
-/// A message family: the literal pieces of a format, in order.
-#[derive(Debug, Deserialize)]
-pub struct Family {
-    pub pieces: Vec<String>,
-    pub emitter: String,
-    /// file:line in the emitter's source (or a citation).
-    pub source: Vec<String>,
-    #[serde(default)]
-    pub format: Option<String>,
-}
-
-impl Family {
-    /// Whether `line` holds the pieces in order.
-    pub fn matches(&self, line: &str) -> bool {
-        in_order(&self.pieces, line)
-    }
-}
-
 fn xids() -> Option<&'static XidFile> {
     static X: OnceLock<Option<XidFile>> = OnceLock::new();
     X.get_or_init(|| serde_json::from_str(XID_JSON).ok())
@@ -216,10 +206,22 @@ pub fn messages_file() -> Option<&'static MessagesFile> {
 }
 
 /// The most specific mined format of the driver that `line` holds (its pieces in order, the
-/// line from "NVRM" on), if any.
+/// line from "NVRM" on; "NVRM" without its colon read as with it), if any.
 pub fn match_message(line: &str) -> Option<&'static Message> {
-    let at = line.find("NVRM")?;
-    let rest = line.get(at..)?;
+    let colon;
+    let rest = match line.find("NVRM") {
+        Some(at) => match nvrm_with_colon(line.get(at..)?) {
+            Some(fixed) => {
+                colon = fixed;
+                colon.as_str()
+            }
+            None => line.get(at..)?,
+        },
+        // A printk of the driver's Linux layer, with its own prefix ("nvidia-nvswitch: ...",
+        // "[nvidia-drm]", a device name): only its formats (whose first piece is not "NVRM:")
+        // can match.
+        None => line,
+    };
     let m = messages()?;
     let (ac, owners) = message_index()?;
     let mut best: Option<&Message> = None;
@@ -255,16 +257,13 @@ pub fn match_message(line: &str) -> Option<&'static Message> {
         .max_by_key(|e| e.literal_len())
 }
 
-/// Whether `line` holds `pieces` in order.
-fn in_order(pieces: &[String], line: &str) -> bool {
-    let mut rest = line;
-    for p in pieces {
-        match rest.find(p.as_str()) {
-            Some(i) => rest = rest.get(i + p.len()..).unwrap_or(""),
-            None => return false,
-        }
-    }
-    true
+/// "NVRM kgspInitRm_IMPL: missing ..." as "NVRM: kgspInitRm_IMPL: missing ...": the driver's
+/// NV_PRINTF prefix of some releases is "NVRM " and the function's name, without the colon the
+/// mined formats' pieces start with. None when the text has its colon (or is no such prefix).
+pub fn nvrm_with_colon(text: &str) -> Option<String> {
+    let after = text.strip_prefix("NVRM ")?;
+    let func = after.split(' ').next()?;
+    (func.ends_with(':') && func.len() > 1).then(|| format!("NVRM: {after}"))
 }
 
 /// The built-in Xid table (None only if the built-in file is broken; a test loads it).
@@ -290,6 +289,7 @@ pub fn event(id: &str) -> Option<&'static Event> {
         .iter()
         .find(|e| e.id == id)
         .or_else(|| messages()?.families.iter().find(|e| e.id == id))
+        .or_else(|| super::linux::family(id).map(|f| &f.event))
 }
 
 /// The first event one of whose families `line` holds, and that family (events of a cause;
@@ -315,6 +315,24 @@ pub fn known_not_a_fault(line: &str) -> bool {
     notice
         || match_line(line).is_none()
             && match_message(line).is_some_and(|m| m.role != Role::Cause && m.event.is_none())
+        || linux_not_a_fault(line)
+}
+
+/// Whether a line of the Linux kernel is, by itself, no GPU fault: a notice; a module loader's
+/// line about a module that is not NVIDIA's; the head of a report (an oops, a hung task), whose
+/// reading, if any, comes from the report's lines that name the NVIDIA driver
+/// ([`crate::faults::logparse::LogParser`]).
+fn linux_not_a_fault(line: &str) -> bool {
+    use super::linux::Scope;
+    let Some((_, f)) = super::linux::match_line(line) else {
+        return false;
+    };
+    f.event.role != Role::Cause
+        || match f.scope {
+            Scope::Any => false,
+            Scope::NvidiaModule => !super::linux::names_nvidia_module(line),
+            Scope::NvidiaReport => !super::linux::names_nvidia_code(line),
+        }
 }
 
 /// `text` with each `{name}` replaced by its value (unknown names stay as written).
@@ -343,7 +361,7 @@ pub fn describe(ev: &super::events::LogEvent) -> Option<(&'static Event, String,
             ("bus", s(bus_id)),
             (
                 "code",
-                code.as_ref().map(|c| format!(" ({c})")).unwrap_or_default(),
+                code.as_deref().map(rm_init_said).unwrap_or_default(),
             ),
         ],
         L::ApiMismatch {
@@ -375,6 +393,10 @@ pub fn describe(ev: &super::events::LogEvent) -> Option<(&'static Event, String,
         L::Kernel { bus_id, detail, .. } => vec![
             ("bus", s(bus_id)),
             ("detail", detail.clone().unwrap_or_default()),
+            (
+                "code",
+                detail.as_deref().map(rm_init_said).unwrap_or_default(),
+            ),
         ],
         L::ProbeNotCalled | L::NoDevicesProbed | L::OpenModuleNeedsGsp | L::UnsignedModule => {
             Vec::new()
@@ -382,6 +404,27 @@ pub fn describe(ev: &super::events::LogEvent) -> Option<(&'static Event, String,
     };
     let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (*k, v.as_str())).collect();
     Some((e, fill(&e.title, &vars), fill(&e.text, &vars)))
+}
+
+/// " (0x22:0x56:884: stage RM_INIT_GPU_GPUMGR_ATTACH_GPU_FAILED, NV_ERR_NOT_SUPPORTED \"Call not
+/// supported\")": RmInitAdapter's code with what the mined enums name it.
+fn rm_init_said(code: &str) -> String {
+    let (stage, status) = rm_init_codes(code);
+    let mut said: Vec<String> = Vec::new();
+    if let Some(s) = stage {
+        said.push(format!("stage {}", s.name));
+    }
+    if let Some(s) = status {
+        said.push(match &s.text {
+            Some(t) => format!("{} \"{t}\"", s.name),
+            None => s.name.clone(),
+        });
+    }
+    if said.is_empty() {
+        format!(" ({code})")
+    } else {
+        format!(" ({code}: {})", said.join(", "))
+    }
 }
 
 /// "nvidia-kernel-driver (NVIDIA/open-gpu-kernel-modules 595.45.04

@@ -1,6 +1,7 @@
 //! Unit tests of `kernel`.
 use super::*;
 use crate::faults::logparse::LogEvent;
+use crate::vocab::Severity;
 
 #[test]
 fn the_built_in_files_load_and_hold_every_xid_the_driver_defines() {
@@ -141,7 +142,13 @@ fn a_line_of_a_mined_format_finds_its_message() {
     let m = messages_file().unwrap();
     let mut found = 0;
     for e in &m.entries {
-        let line = format!("[ 7.1] NVRM: GPU0 fn: {}", e.pieces[1..].join(" 1 "));
+        // The line as the driver prints it: its prefix ("NVRM:", "[nvidia-drm]",
+        // "nvidia-nvswitch:" or none) first.
+        let line = format!(
+            "[ 7.1] {} GPU0 fn: {}",
+            e.pieces[0],
+            e.pieces[1..].join(" 1 ")
+        );
         let Some(got) = match_message(&line) else {
             continue;
         };

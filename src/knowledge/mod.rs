@@ -6,6 +6,7 @@
 //! - [`codes`]: CUDA runtime/driver error codes, the CUDA libraries' status codes, NVML return
 //!   codes, and the one mapping from a code to its category.
 //! - [`kernel`]: Xids and the NVIDIA kernel driver's log messages, grouped into events.
+//! - [`linux`]: the Linux kernel's own kernel-log messages (oops, hung tasks, module loader, PCI).
 //! - [`messages`]: message families of the frameworks, loaders and the OS.
 
 /// The JSON build.rs made of `knowledge/REL.yaml` (`knowledge_json!("xid")`,
@@ -21,6 +22,7 @@ pub mod codes;
 pub mod env;
 pub mod events;
 pub mod kernel;
+pub mod linux;
 pub mod messages;
 
 #[cfg(test)]

@@ -43,15 +43,15 @@ fn script_args(name: &str, args: &[&str], env_src: Option<&str>) -> std::process
 fn the_built_knowledge_is_what_its_inputs_give() {
     let text = succeeded(script("kernel_build.py", None));
     // It reports how many of the driver's formats it mined and mapped.
-    assert!(text.contains("NVRM formats mined: 1757"), "{text}");
+    assert!(text.contains("NVRM formats mined: 1888"), "{text}");
     // Every mined format has a category and a fix (an event's, or its family's).
-    assert!(text.contains("with a category and a fix: 1757;"), "{text}");
+    assert!(text.contains("with a category and a fix: 1888;"), "{text}");
 }
 
 #[test]
 fn the_mined_data_is_what_the_pinned_extract_gives() {
     let text = succeeded(script("kernel_mine.py", None));
-    assert!(text.contains("kernel-nvrm.json: 1757 entries"), "{text}");
+    assert!(text.contains("kernel-nvrm.json: 1888 entries"), "{text}");
     assert!(text.contains("kernel-xid.json: 133 entries"), "{text}");
 }
 
@@ -145,4 +145,42 @@ fn the_pinned_extract_is_what_the_driver_source_gives_where_the_source_is() {
         &["extract", "--check"],
         Some(&src),
     ));
+}
+
+/// The Linux kernel's messages (knowledge/linux-messages.yaml) are what linux_mine.py gives from
+/// the pinned extract of Debian's linux-source packages and the cited families, everywhere.
+#[test]
+fn the_linux_knowledge_is_what_its_pinned_extract_gives() {
+    let text = succeeded(script("linux_mine.py", None));
+    assert!(text.contains("formats mined"), "{text}");
+}
+
+/// `linux_mine.py extract --check` where the pinned packages are (target/knowledge-inputs/linux/
+/// or $LINUX_DEBS; `apt-get download` fetches them as scripts/knowledge/linux.lock says): the
+/// extract is what the packages give, each .deb's sha256 checked against the lock.
+#[test]
+fn the_linux_extract_is_what_the_pinned_packages_give_where_they_are() {
+    let dir = std::env::var("LINUX_DEBS").unwrap_or_else(|_| {
+        format!(
+            "{}/target/knowledge-inputs/linux",
+            env!("CARGO_MANIFEST_DIR")
+        )
+    });
+    let lock = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/knowledge/linux.lock"),
+    )
+    .unwrap();
+    let debs: Vec<&str> = lock
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("deb: "))
+        .collect();
+    assert_eq!(debs.len(), 2, "{lock}");
+    if !debs
+        .iter()
+        .all(|d| std::path::Path::new(&dir).join(d).exists())
+    {
+        eprintln!("linux_mine.py extract --check not run: the pinned packages are not in {dir}");
+        return;
+    }
+    succeeded(script_args("linux_mine.py", &["extract", "--check"], None));
 }
