@@ -42,6 +42,8 @@ CATEGORIES = {
 }
 # A string literal of Python, C/C++ or Go (optionally an f/r/b prefix), one line.
 LITERAL = re.compile(r'''(?<![A-Za-z0-9_])([fFrRbBuU]{0,2})("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')''')
+# An <inttypes.h> format macro between two C literals: "%"PRIu64" -> %u.
+PRI = re.compile(r'"\s*PRI([diouxX])(?:8|16|32|64|MAX|PTR|LEAST\d+|FAST\d+)\s*"')
 # A printf/format hole: {expr}, {:,}, %s, %d, %zu, %llu, %v, %q, %w, %U.
 HOLE = re.compile(r"\{[^{}]*\}|%[-+ #0-9.*]*(?:hh|h|ll|l|z|j|t|L)?[sdiuxXfgeEpcvqwUrR]")
 
@@ -123,8 +125,11 @@ def statement(lines, i, binary):
     parts = []
     depth = 0
     for j in range(i, min(i + 12, len(lines))):
-        found = LITERAL.findall(lines[j])
-        code = LITERAL.sub("", lines[j])
+        # C's <inttypes.h> macros between literals ("%"PRIu64" process") are the conversion's
+        # letter: one literal, one hole.
+        line = PRI.sub(lambda m: m.group(1)[0], lines[j])
+        found = LITERAL.findall(line)
+        code = LITERAL.sub("", line)
         if not found:
             break
         if j > i and not re.fullmatch(r"[\s()+,;]*", code):
