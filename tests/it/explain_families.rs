@@ -103,6 +103,8 @@ const CASES: &[Case] = &[
     c("https://github.com/PipelineAI/pipeline/issues/124", "nvidia-docker | 2016/09/25 22:24:24 Error: Could not load UVM kernel module", "driver_missing", "nvidia-docker-uvm"),
     // No nvidia-smi in the container.
     c("https://github.com/mmartial/ComfyUI-Nvidia-Docker/issues/57", "!! ERROR: nvidia-smi not found", "container_no_gpu", "smi-not-found"),
+    // bash's own "%s: command not found" (execute_cmd.c), in a container run without the GPUs.
+    c("https://github.com/NVIDIA/nvidia-docker/issues/341", "$ nvidia-smi\nbash: nvidia-smi: command not found", "container_no_gpu", "smi-not-found"),
 ];
 
 #[test]
