@@ -179,12 +179,15 @@ def mine_family(fam, inp):
 
 def check_shape(fam, inp):
     """A `shape` (how the emitter prints the family: its format joined with the text it prints in
-    a hole, read from `file` and the `also` files) must be made of the emitter's own text: each
+    a hole, read from `file` and the `also` files, `INPUT:path` for another input's) must be made of the emitter's own text: each
     word of its literal pieces is found in one of those files. Returns the shape, or None when an input is
     absent here."""
     texts = []
+    inputs = load_mapping()["inputs"]
     for f in [fam["file"]] + list(fam.get("also", [])):
-        t = read_input(inp, f)
+        # `INPUT:path`: a file of another input (the libc whose strsignal a shell prints).
+        other, _, path = f.partition(":")
+        t = read_input(inputs[other], path) if path and other in inputs else read_input(inp, f)
         if t is None:
             return None
         texts.append(t)
@@ -397,8 +400,8 @@ def build(check):
             fam = dict(fam, category=signal_category(fam["signal"]))
         if fam["category"] not in CATEGORIES:
             raise SystemExit(f"build: {fam['id']}: unknown category {fam['category']}")
-        if not fam.get("signature") and not fam.get("fix"):
-            raise SystemExit(f"build: {fam['id']}: needs a signature or a fix")
+        if not fam.get("signature") and not fam.get("fix") and not fam.get("signal"):
+            raise SystemExit(f"build: {fam['id']}: needs a signature, a signal or a fix")
         # `value`: what the first hole is printed as in the family this entry stands for
         # (cuDNN's "Could not locate %s" is zlibwapi.dll).
         fmt = got.get("shape") or got["format"]

@@ -21,6 +21,7 @@ const EMBEDDED: &[(&str, &str)] = &[
     ("cuda-runtime", knowledge_json!("messages/cuda-runtime")),
     ("cudnn", knowledge_json!("messages/cudnn")),
     ("cupy", knowledge_json!("messages/cupy")),
+    ("dash", knowledge_json!("messages/dash")),
     ("dcgm", knowledge_json!("messages/dcgm")),
     ("earlyoom", knowledge_json!("messages/earlyoom")),
     ("fish", knowledge_json!("messages/fish")),

@@ -14,7 +14,11 @@ fn every_embedded_file_parses_and_names_a_category_and_a_signature() {
             x.id,
             x.category
         );
-        assert!(x.signature.is_some() || x.fix.is_some(), "{}", x.id);
+        assert!(
+            x.signature.is_some() || x.fix.is_some() || x.signal.is_some(),
+            "{}",
+            x.id
+        );
     }
 }
 

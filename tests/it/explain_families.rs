@@ -212,7 +212,12 @@ fn every_family_joins_a_signature_of_its_category() {
     let fams = gpudoctor::knowledge::messages::families();
     assert!(fams.len() >= 30);
     for f in fams {
-        let sig = f.signature.as_deref().unwrap();
+        // A family that names a signal and no signature is the signal's reading.
+        let signal_id = f
+            .signal
+            .as_deref()
+            .map(|n| format!("signal-{}", n.to_ascii_lowercase()));
+        let sig = f.signature.as_deref().or(signal_id.as_deref()).unwrap();
         let Some((i, _)) = cat.families.iter().find(|(_, x)| x.id == f.id) else {
             panic!("{} did not join {sig}", f.id);
         };
@@ -429,5 +434,46 @@ fn a_killed_job_is_likely_host_memory_with_its_other_causes() {
     assert!(
         v.iter().any(|x| x.category.as_str() == "application_error"),
         "{v:?}"
+    );
+}
+
+/// A shell's "Aborted (core dumped)" (dash's " (core dumped)" after glibc's strsignal text) is
+/// SIGABRT's reading from explain-catalog/codes.yaml, its one home; it stays below the message
+/// that says why the program aborted (https://github.com/pjreddie/darknet/issues/304).
+#[test]
+fn an_aborted_job_is_sigabrt_from_the_code_table() {
+    let m = Matrix::embedded().unwrap();
+    let v = explain_text("Aborted (core dumped)", &m);
+    let first = v.first().unwrap();
+    assert_eq!(first.kind, "signal");
+    assert_eq!(first.code, serde_json::json!("SIGABRT"));
+    let sig = gpudoctor::explain::tables::tables()
+        .unwrap()
+        .signals
+        .codes
+        .iter()
+        .find(|s| s.name == "SIGABRT")
+        .unwrap();
+    assert_eq!(first.category, sig.category);
+    let zsh = explain_text("zsh: abort (core dumped)  ./train --epochs 3", &m);
+    assert_eq!(
+        zsh.first().map(|x| x.code.clone()),
+        Some(serde_json::json!("SIGABRT"))
+    );
+    let darknet = "layer     filters    size              input                output\n    0 CUDA Error: out of memory\ndarknet: ./src/cuda.c:36: check_error: Assertion `0' failed.\nAborted (core dumped)";
+    let v = explain_text(darknet, &m);
+    assert_eq!(
+        v.first().map(|x| x.category.as_str()),
+        Some("gpu_memory_exhausted")
+    );
+    assert!(
+        v.iter().any(|x| x.code == serde_json::json!("SIGABRT")),
+        "{v:?}"
+    );
+    // "aborted" in prose is not the shell's report.
+    assert!(
+        !explain_text("I aborted the run (core files were dumped later)", &m)
+            .iter()
+            .any(|x| x.code == serde_json::json!("SIGABRT"))
     );
 }
