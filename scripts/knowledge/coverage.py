@@ -11,7 +11,8 @@ rather than one chosen for it). One markdown table row per emitter file.
 A second table counts the message families of knowledge/messages/*.yaml (msg_families.py): per
 emitter, families, those read from the emitter's pinned source (`source.mined: true`) rather than
 cited, those with a category, and those with a fix (their own, or the fix of the catalog signature
-they name in explain-catalog/signatures.yaml).
+they name in explain-catalog/signatures.yaml, or, for a family that names a signal, that signal's
+reading in explain-catalog/codes.yaml).
 """
 import difflib
 import glob
@@ -62,7 +63,7 @@ def message_rows():
         entries = [e for e in data["entries"] if isinstance(e, dict)]
         mined = sum(1 for e in entries if isinstance(e.get("source"), dict) and e["source"].get("mined") is True)
         cat = sum(1 for e in entries if e.get("category"))
-        fix = sum(1 for e in entries if e.get("fix") or e.get("signature") in fixes)
+        fix = sum(1 for e in entries if e.get("fix") or e.get("signature") in fixes or e.get("signal"))
         out.append((str(data.get("emitter", "")), os.path.basename(path), len(entries), mined, cat, fix))
     return out
 

@@ -19,7 +19,10 @@
 With --check nothing is written: the exit status is 1 when a committed file differs.
 Inputs: git mirrors under $GPUDOCTOR_MIRRORS (default /work/.mirror/<owner>+<name>/repo); wheels
 under $GPUDOCTOR_WHEELS (default target/knowledge-inputs), each fetched with the `pip download`
-line its input names in the mapping.
+line its input names in the mapping; single members of wheels pinned in inputs.lock (`member`,
+fetched by scripts/knowledge/inputs.py --fetch, checked against their sha256); Debian source
+packages unpacked under $GPUDOCTOR_DEBSRC (default target/knowledge-inputs/debian), each with the
+`apt-get source` line its input names (`debian`).
 """
 import json
 import os
@@ -44,6 +47,8 @@ CATEGORIES = {
 }
 # A string literal of Python, C/C++ or Go (optionally an f/r/b prefix), one line.
 LITERAL = re.compile(r'''(?<![A-Za-z0-9_])([fFrRbBuU]{0,2})("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')''')
+# An <inttypes.h> format macro between two C literals: "%"PRIu64" -> %u.
+PRI = re.compile(r'"\s*PRI([diouxX])(?:8|16|32|64|MAX|PTR|LEAST\d+|FAST\d+)\s*"')
 # A printf/format hole: {expr}, {:,}, %s, %d, %zu, %llu, %v, %q, %w, %U.
 HOLE = re.compile(r"\{[^{}]*\}|%[-+ #0-9.*]*(?:hh|h|ll|l|z|j|t|L)?[sdiuxXfgeEpcvqwUrR]")
 
@@ -68,11 +73,28 @@ def find_wheel(name):
     return None
 
 
+def debsrc():
+    return os.environ.get("GPUDOCTOR_DEBSRC", os.path.join(ROOT, "target", "knowledge-inputs", "debian"))
+
+
 def read_input(inp, path):
     """The text (or the strings, for a binary) of one file of an input, or None if absent."""
     kind = inp["kind"]
     if kind == "pinned":
         return read_pinned(inp, path)
+    if kind == "member":
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import inputs  # noqa: E402 (the pinned members of inputs.lock)
+        i = inputs.find(inp["spec"], path)
+        if not os.path.exists(i.path):
+            return None
+        return inputs.text(inp["spec"], path)
+    if kind == "debian":
+        f = os.path.join(debsrc(), inp["dir"], path)
+        if not os.path.exists(f):
+            return None
+        with open(f, encoding="utf-8", errors="replace") as fh:
+            return fh.read()
     if kind == "git":
         gd = os.path.join(mirrors(), inp["repo"].replace("/", "+"), "repo")
         if not os.path.isdir(gd):
@@ -110,8 +132,11 @@ def statement(lines, i, binary):
     parts = []
     depth = 0
     for j in range(i, min(i + 12, len(lines))):
-        found = LITERAL.findall(lines[j])
-        code = LITERAL.sub("", lines[j])
+        # C's <inttypes.h> macros between literals ("%"PRIu64" process") are the conversion's
+        # letter: one literal, one hole.
+        line = PRI.sub(lambda m: m.group(1)[0], lines[j])
+        found = LITERAL.findall(line)
+        code = LITERAL.sub("", line)
         if not found:
             break
         if j > i and not re.fullmatch(r"[\s()+,;]*", code):
@@ -159,13 +184,78 @@ def mine_family(fam, inp):
     raise SystemExit(f"{fam['id']}: {fam['needle']!r} not found in {fam['file']} of {fam['input']}")
 
 
+def check_shape(fam, inp):
+    """A `shape` (how the emitter prints the family: its format joined with the text it prints in
+    a hole, read from `file` and the `also` files, `INPUT:path` for another input's) must be made of the emitter's own text: each
+    word of its literal pieces is found in one of those files. Returns the shape, or None when an input is
+    absent here."""
+    texts = []
+    inputs = load_mapping()["inputs"]
+    for f in [fam["file"]] + list(fam.get("also", [])):
+        # `INPUT:path`: a file of another input (the libc whose strsignal a shell prints).
+        other, _, path = f.partition(":")
+        t = read_input(inputs[other], path) if path and other in inputs else read_input(inp, f)
+        if t is None:
+            return None
+        texts.append(t)
+    for piece in HOLE.split(fam["shape"]):
+        for part in piece.split():
+            p = part.strip(" :[]()'\"")
+            if len(p) >= 3 and not any(p in t for t in texts):
+                raise SystemExit(f"{fam['id']}: shape piece {p!r} is not in {fam['file']} {fam.get('also', [])}")
+    return fam["shape"]
+
+
+def po_translations(fam, inp):
+    """A message's translations, as the emitter's own catalogs give them (`po_msgid` in the .po
+    files of the folder `file`): one mined entry per language whose msgstr is another text."""
+    if inp["kind"] != "debian":
+        raise SystemExit(f"{fam['id']}: po_msgid needs a debian input")
+    d = os.path.join(debsrc(), inp["dir"], fam["file"])
+    if not os.path.isdir(d):
+        return None
+    out = []
+    want = 'msgid "%s"' % fam["po_msgid"]
+    for name in sorted(os.listdir(d)):
+        if not name.endswith(".po"):
+            continue
+        lines = open(os.path.join(d, name), encoding="utf-8", errors="replace").read().split("\n")
+        for i, ln in enumerate(lines):
+            if ln == want and i + 1 < len(lines) and lines[i + 1].startswith('msgstr "'):
+                t = unescape(lines[i + 1][len("msgstr "):])
+                if t and normalise(t) != normalise(fam["po_msgid"]):
+                    out.append({"id": f"{fam['id']}-{name[:-3].lower().replace('@', '-')}",
+                                "format": t, "file": f"{fam['file']}/{name}", "line": i + 2,
+                                "at": inp.get("commit") or inp.get("version"),
+                                "level": fam.get("level", "error"), "mined": True})
+    return out
+
+
 def mine(check):
     m = load_mapping()
     by_emitter = {}
     skipped = set()
     for fam in m["families"]:
         inp = m["inputs"][fam["input"]]
+        if fam.get("po_msgid"):
+            got = po_translations(fam, inp)
+            if got is None:
+                skipped.add(fam["input"])
+                by_emitter.setdefault(fam["emitter"], None)
+                continue
+            if by_emitter.get(fam["emitter"]) is None:
+                by_emitter[fam["emitter"]] = []
+            by_emitter[fam["emitter"]].extend(got)
+            continue
         got = mine_family(fam, inp)
+        if got is not None and fam.get("shape") and inp["kind"] != "cited":
+            shape = check_shape(fam, inp)
+            if shape is None:
+                got = None
+            else:
+                got["shape"] = shape
+        elif got is not None and fam.get("shape"):
+            got["shape"] = fam["shape"]
         if got is None:
             skipped.add(fam["input"])
             by_emitter.setdefault(fam["emitter"], None)
@@ -235,26 +325,100 @@ def hole_type(h):
     return "number" if h[-1] in "diuxXfgeE" else "text"
 
 
+SIGNAL_CATEGORY = None
+
+
+def signal_category(name):
+    """A signal's category where the repository keeps it (explain-catalog/codes.yaml's signal
+    table: one home per fact)."""
+    global SIGNAL_CATEGORY
+    if SIGNAL_CATEGORY is None:
+        with open(os.path.join(ROOT, "explain-catalog", "codes.yaml"), encoding="utf-8") as f:
+            t = yaml.safe_load(f)
+        SIGNAL_CATEGORY = {c["name"]: c["category"] for c in t["signals"]["codes"]}
+    if name not in SIGNAL_CATEGORY:
+        raise SystemExit(f"build: signal {name} is not in explain-catalog/codes.yaml")
+    return SIGNAL_CATEGORY[name]
+
+
+# What a hole of each kind may be printed as, in a family's regex (on a normalised line).
+HOLE_RE = {"number": r"\d+(?:\.\d+)?", "text": r".+?", "char": r"[+-]?"}
+
+
+def regex_of(fmt):
+    """The family's whole shape as a regex over a normalised line: its literal text in order
+    (escaped, spaces optional where the emitter pads), its inner holes typed; leading and
+    trailing holes left out (what comes before and after varies), word-bounded at both ends."""
+    segs = HOLE.split(fmt)
+    holes = HOLE.findall(fmt)
+    parts = []
+    for k, seg in enumerate(segs):
+        lit = normalise(seg) if seg.strip() else ""
+        esc = "".join("\\" + c if c in "\\.+*?()|[]{}^$" else c for c in lit)
+        parts.append(esc.replace(" ", " *"))
+        if k < len(holes):
+            h = holes[k]
+            kind = "char" if h.endswith("c") and h.startswith("%") else hole_type(h)
+            parts.append(("\x00", HOLE_RE[kind]))
+    # Drop holes (and empty literals) at both ends.
+    while parts and (isinstance(parts[0], tuple) or parts[0] in ("", " *")):
+        parts.pop(0)
+    while parts and (isinstance(parts[-1], tuple) or parts[-1] in ("", " *")):
+        parts.pop()
+    out = []
+    for x in parts:
+        out.append(" *" + x[1] + " *" if isinstance(x, tuple) else x.strip(" *") if False else x)
+    rx = "".join(out)
+    rx = rx.strip()
+    if rx and (rx[0].isalnum()):
+        rx = "\\b" + rx
+    if rx and rx[-1].isalnum():
+        rx = rx + "\\b"
+    return rx
+
+
 def build(check):
     m = load_mapping()
     emitters = {}
+    fams = []
     for fam in m["families"]:
+        if not fam.get("po_msgid"):
+            fams.append(fam)
+            continue
+        # A translated message: one family per language, recognised by its words on a short
+        # pasted text (keys), the msgid's category and signature.
+        path = os.path.join(MINED, f"msg-{fam['emitter']}.json")
+        with open(path, encoding="utf-8") as f:
+            mined = [x for x in json.load(f)["families"] if x["id"].startswith(fam["id"] + "-")]
+        for x in mined:
+            words = [w for w in re.split(r"[^\w]+", normalise(x["format"])) if w]
+            fams.append(dict(fam, id=x["id"], file=x["file"], keys=words, keys_only=True,
+                             po_msgid=None))
+    for fam in fams:
         path = os.path.join(MINED, f"msg-{fam['emitter']}.json")
         with open(path, encoding="utf-8") as f:
             mined = {x["id"]: x for x in json.load(f)["families"]}
         got = mined.get(fam["id"])
         if got is None:
             raise SystemExit(f"build: {fam['id']} is not in {path}: run mine")
+        if fam.get("signal"):
+            if fam.get("category"):
+                raise SystemExit(f"build: {fam['id']}: a signal's category is codes.yaml's; give none")
+            fam = dict(fam, category=signal_category(fam["signal"]))
         if fam["category"] not in CATEGORIES:
             raise SystemExit(f"build: {fam['id']}: unknown category {fam['category']}")
-        if not fam.get("signature") and not fam.get("fix"):
-            raise SystemExit(f"build: {fam['id']}: needs a signature or a fix")
+        if not fam.get("signature") and not fam.get("fix") and not fam.get("signal"):
+            raise SystemExit(f"build: {fam['id']}: needs a signature, a signal or a fix")
         # `value`: what the first hole is printed as in the family this entry stands for
         # (cuDNN's "Could not locate %s" is zlibwapi.dll).
-        fmt = got["format"]
-        holes = HOLE.findall(fmt)
+        fmt = got.get("shape") or got["format"]
+        holes = HOLE.findall(got["format"])
         if fam.get("value"):
             fmt = fill_hole(fmt, fam.get("hole", 0), fam["value"])
+        # `values`: several holes printed as the family means them, {hole: value}.
+        for k, v in sorted((fam.get("values") or {}).items(), reverse=True):
+            fmt = fill_hole(fmt, int(k), v)
+        rx = regex_of(fmt) if (fam.get("strict") or got.get("shape")) else None
         pieces, _ = pieces_of(fmt, fam.get("take"))
         if fam.get("keys_only"):
             if not fam.get("keys"):
@@ -267,7 +431,7 @@ def build(check):
                     raise SystemExit(f"build: {fam['id']}: piece {p!r} is not in the format")
         if not pieces and not fam.get("keys"):
             raise SystemExit(f"build: {fam['id']}: no literal piece of 4+ characters and no keys")
-        if pieces and sum(len(p) for p in pieces) < 12:
+        if pieces and sum(len(p) for p in pieces) < 12 and not rx:
             raise SystemExit(f"build: {fam['id']}: pieces too short to recognise the family")
         inp = m["inputs"][fam["input"]]
         where = f"{fam['file']}:{got['line']}" if got.get("line") else (
@@ -277,7 +441,8 @@ def build(check):
             "emitter": fam["emitter"],
             "versions": fam.get("versions", inp.get("versions", "")),
             "source": {
-                "input": inp.get("repo") or inp.get("pip") or inp.get("url"),
+                "input": (inp.get("repo") or inp.get("pip") or inp.get("url") or inp.get("get")
+                          or (inp.get("spec") and f"{inp['spec']} (scripts/knowledge/inputs.lock)")),
                 "at": got["at"],
                 "where": where,
                 "mined": got["mined"],
@@ -287,6 +452,12 @@ def build(check):
             "holes": [hole_type(h) for h in holes],
             "pieces": pieces,
         }
+        if got.get("shape"):
+            entry["shape"] = got["shape"]
+        if rx:
+            entry["regex"] = rx
+        if fam.get("signal"):
+            entry["signal"] = fam["signal"]
         if fam.get("value"):
             entry["value"] = fam["value"]
         if fam.get("keys"):

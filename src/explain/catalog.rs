@@ -146,6 +146,10 @@ pub struct Signature {
     pub fix: Fix,
     pub sources: Vec<String>,
     pub examples: Vec<Example>,
+    /// A signal's reading, for the families that name a signal and no signature (a shell's
+    /// "Aborted (core dumped)"): its meaning, category and fix are the signal's in
+    /// explain-catalog/codes.yaml, read from there when it matches.
+    pub signal: Option<u32>,
     /// Where it was read ("explain-catalog/signatures.yaml:120").
     pub at: String,
 }
@@ -318,17 +322,7 @@ impl Catalog {
         if !errors.is_empty() {
             return Err(errors);
         }
-        if let Some(s) = sigs.iter_mut().find(|s| s.id == KERNEL_KNOWLEDGE) {
-            for a in kernel_anchors() {
-                let n = normalise(&a);
-                // No word bounds: a piece ends where a conversion begins ("currently in D" of
-                // "...in D%d"); the enricher checks the message's pieces in order.
-                if n.len() >= 4 && !s.patterns.contains(&n) {
-                    s.bounds.push((false, false));
-                    s.patterns.push(n);
-                }
-            }
-        }
+        add_kernel_anchors(&mut sigs);
         let mut pats = Vec::new();
         let mut owner = Vec::new();
         let mut bounds = Vec::new();
@@ -346,11 +340,20 @@ impl Catalog {
         // the signature, checked with the family's other pieces when it hits.
         let mut families = Vec::new();
         for f in crate::knowledge::messages::families() {
-            let Some(sig) = f
+            let named = f
                 .signature
                 .as_deref()
-                .and_then(|id| sigs.iter().position(|s| s.id == id))
-            else {
+                .and_then(|id| sigs.iter().position(|s| s.id == id));
+            let Some(sig) = named.or_else(|| {
+                f.signature
+                    .is_none()
+                    .then(|| {
+                        f.signal
+                            .as_deref()
+                            .and_then(|n| signal_signature(&mut sigs, n))
+                    })
+                    .flatten()
+            }) else {
                 continue;
             };
             if let Some(a) = f.anchor() {
@@ -558,8 +561,64 @@ fn kernel_anchors() -> Vec<String> {
     v
 }
 
+/// The kernel-log knowledge's signature (when the catalog has it) looks for every anchor of
+/// [`kernel_anchors`].
+fn add_kernel_anchors(sigs: &mut [Signature]) {
+    if let Some(s) = sigs.iter_mut().find(|s| s.id == KERNEL_KNOWLEDGE) {
+        for a in kernel_anchors() {
+            let n = normalise(&a);
+            // No word bounds: a piece ends where a conversion begins ("currently in D" of
+            // "...in D%d"); the enricher checks the message's pieces in order.
+            if n.len() >= 4 && !s.patterns.contains(&n) {
+                s.bounds.push((false, false));
+                s.patterns.push(n);
+            }
+        }
+    }
+}
+
 /// The shortest piece of a driver message that is looked for on its own.
 const NVRM_ANCHOR: usize = 24;
+
+/// The signature standing for a signal of explain-catalog/codes.yaml (by name, "SIGABRT"),
+/// added once: a family that names a signal and no signature is that signal's reading.
+fn signal_signature(sigs: &mut Vec<Signature>, name: &str) -> Option<usize> {
+    let id = format!("signal-{}", name.to_ascii_lowercase());
+    if let Some(i) = sigs.iter().position(|s| s.id == id) {
+        return Some(i);
+    }
+    let t = super::tables::tables()?;
+    let s = t.signals.codes.iter().find(|s| s.name == name)?;
+    sigs.push(Signature {
+        id,
+        category: s.category,
+        name: format!("Killed by {name}"),
+        // Below the messages that say why (a CUDA error, an assertion) that usually precede it.
+        rank: 40,
+        severity: s.severity,
+        ambiguous: false,
+        evidence: false,
+        also: Vec::new(),
+        patterns: Vec::new(),
+        bounds: Vec::new(),
+        regex: None,
+        unless: Vec::new(),
+        enrich: None,
+        meaning: s.meaning.clone(),
+        causes: s.causes.clone(),
+        tell_apart: Vec::new(),
+        fix: Fix {
+            text: s.fix.clone(),
+            commands: s.commands.clone(),
+            ..Default::default()
+        },
+        sources: t.signals.sources.clone(),
+        examples: Vec::new(),
+        signal: Some(s.num),
+        at: format!("explain-catalog/codes.yaml (signal {})", s.num),
+    });
+    Some(sigs.len() - 1)
+}
 
 /// A word character for word-bounded matching: an ASCII letter or digit. Other bytes are
 /// boundaries: UTF-8 ones, and `_`, which joins words in identifiers (`cudnn_cnn_infer64_8.dll`
@@ -745,6 +804,7 @@ fn validate(s: SignatureSpec, at: &str) -> Result<Signature, Vec<String>> {
         },
         sources: s.sources,
         examples: s.examples,
+        signal: None,
         at: at.to_string(),
     })
 }

@@ -28,6 +28,11 @@ pub fn signal_name(sig: u32) -> Option<&'static str> {
         .map(|s| s.name.as_str())
 }
 
+/// A signal's reading as a shell reports it ("Aborted (core dumped)"): the signal table's entry.
+pub fn signal_reading(sig: u32) -> Option<Match> {
+    signal_match(sig, None, "high")
+}
+
 fn signal_match(sig: u32, as_exit: Option<i64>, conf: &'static str) -> Option<Match> {
     let s = tables()?.signals.codes.iter().find(|s| s.num == sig)?;
     let (name, meaning) = (&s.name, &s.meaning);

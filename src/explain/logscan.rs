@@ -127,6 +127,8 @@ pub(crate) fn cover(cat: &Catalog) -> Cover {
         .signatures
         .iter()
         .flat_map(|s| s.patterns.iter().map(String::as_str))
+        // A message family's anchor is a pattern of its signature (explain::catalog).
+        .chain(cat.families.iter().filter_map(|(_, f)| f.anchor()))
         .collect();
     pats.sort_unstable();
     pats.dedup();

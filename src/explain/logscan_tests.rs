@@ -260,6 +260,7 @@ fn cover_reference(cat: &Catalog) -> Cover {
         .signatures
         .iter()
         .flat_map(|s| s.patterns.iter().map(String::as_str))
+        .chain(cat.families.iter().filter_map(|(_, f)| f.anchor()))
         .collect();
     pats.sort_unstable();
     pats.dedup();

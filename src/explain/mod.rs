@@ -358,10 +358,7 @@ pub fn line_matches_of(
         let Some(sig) = cat.signatures.get(i) else {
             continue;
         };
-        let enriched = sig
-            .enrich
-            .as_deref()
-            .and_then(|e| signatures::enrich(e, line, m, parser));
+        let enriched = enriched_reading(sig, line, m, parser);
         let found = match enriched {
             Some(v) => v
                 .into_iter()
@@ -444,6 +441,23 @@ pub fn line_matches_of(
         true
     });
     out
+}
+
+/// What a signature's enricher reads in a line; for a signal's family, the signal's own reading
+/// (explain-catalog/codes.yaml).
+fn enriched_reading(
+    sig: &catalog::Signature,
+    line: &str,
+    m: &crate::matrix::Matrix,
+    parser: &mut crate::faults::logparse::LogParser,
+) -> Option<Vec<Match>> {
+    match sig.signal {
+        Some(n) => codes::signal_reading(n).map(|x| vec![x]),
+        None => sig
+            .enrich
+            .as_deref()
+            .and_then(|e| signatures::enrich(e, line, m, parser)),
+    }
 }
 
 /// Facts that only a whole paste shows, one line each: the kernel module's driver version on

@@ -7,18 +7,24 @@
 //! whitespace collapsed, as [`crate::explain::catalog::normalise`] writes a line) appear in order
 //! with holes between them. `keys` recognise a reworded short text ("Torch not being compiled
 //! with CUDA enabled"): every key word present, as a word, on a line of at most `keys_max_words`
-//! words. Each family names the explain signature whose explanation, fix and rank apply; the
+//! words. A family whose pieces are short or common words (a shell's "line 27: 318 Killed") also
+//! carries its whole `regex`, generated from the emitter's format with typed holes: the pieces
+//! find the line, the regex confirms it. Each family names the explain signature whose explanation, fix and rank apply; the
 //! catalog adds it to that signature when it loads (`explain::catalog`).
 
 use serde::Deserialize;
 
 /// The generated files built into the binary.
 const EMBEDDED: &[(&str, &str)] = &[
+    ("bash", knowledge_json!("messages/bash")),
     ("cpython", knowledge_json!("messages/cpython")),
     ("cuda-runtime", knowledge_json!("messages/cuda-runtime")),
     ("cudnn", knowledge_json!("messages/cudnn")),
     ("cupy", knowledge_json!("messages/cupy")),
+    ("dash", knowledge_json!("messages/dash")),
     ("dcgm", knowledge_json!("messages/dcgm")),
+    ("earlyoom", knowledge_json!("messages/earlyoom")),
+    ("fish", knowledge_json!("messages/fish")),
     ("glibc", knowledge_json!("messages/glibc")),
     ("gpu-burn", knowledge_json!("messages/gpu-burn")),
     ("jax", knowledge_json!("messages/jax")),
@@ -39,9 +45,17 @@ const EMBEDDED: &[(&str, &str)] = &[
     ("nvidia-docker", knowledge_json!("messages/nvidia-docker")),
     ("nvml", knowledge_json!("messages/nvml")),
     ("pytorch", knowledge_json!("messages/pytorch")),
+    ("qemu", knowledge_json!("messages/qemu")),
+    ("systemd", knowledge_json!("messages/systemd")),
     ("tensorflow", knowledge_json!("messages/tensorflow")),
+    (
+        "torch-cpp-extension",
+        knowledge_json!("messages/torch-cpp-extension"),
+    ),
+    ("vllm", knowledge_json!("messages/vllm")),
     ("windows", knowledge_json!("messages/windows")),
     ("xla", knowledge_json!("messages/xla")),
+    ("zsh", knowledge_json!("messages/zsh")),
 ];
 
 /// The names of the embedded files (their emitters), for tests.
@@ -94,6 +108,19 @@ pub struct Family {
     /// Literal pieces, normalised, in order.
     #[serde(default)]
     pub pieces: Vec<String>,
+    /// How the emitter prints the family when its format is printed inside another (a shell's
+    /// job line around the signal's text).
+    #[serde(default)]
+    pub shape: Option<String>,
+    /// The whole format (or shape) as a regex over a normalised line, holes typed: required as
+    /// well as the pieces where it is given.
+    #[serde(default)]
+    pub regex: Option<String>,
+    #[serde(skip)]
+    compiled: std::sync::OnceLock<Option<regex::Regex>>,
+    /// For a signal's text: the signal (its category is explain-catalog/codes.yaml's).
+    #[serde(default)]
+    pub signal: Option<String>,
     /// Key words for a reworded short text.
     #[serde(default)]
     pub keys: Vec<String>,
@@ -113,10 +140,20 @@ fn default_max_words() -> usize {
 }
 
 impl Family {
-    /// Whether a normalised line shows this family: its pieces in order.
+    /// Whether a normalised line shows this family: its pieces in order (and its regex, where
+    /// it has one).
     pub fn matches_pieces(&self, n: &str) -> bool {
         if self.pieces.is_empty() {
             return false;
+        }
+        if let Some(rx) = &self.regex {
+            let re = self
+                .compiled
+                .get_or_init(|| regex::Regex::new(rx).ok())
+                .as_ref();
+            if !re.is_some_and(|r| r.is_match(n)) {
+                return false;
+            }
         }
         let mut at = 0;
         for p in &self.pieces {
@@ -176,6 +213,9 @@ pub fn load() -> Result<Vec<Family>, Vec<String>> {
                 for e in f.entries {
                     if e.pieces.is_empty() && e.keys.is_empty() {
                         errors.push(format!("{name}: {}: no pieces and no keys", e.id));
+                    }
+                    if let Some(Err(err)) = e.regex.as_deref().map(regex::Regex::new) {
+                        errors.push(format!("{name}: {}: bad regex: {err}", e.id));
                     }
                     out.push(e);
                 }

@@ -14,7 +14,11 @@ fn every_embedded_file_parses_and_names_a_category_and_a_signature() {
             x.id,
             x.category
         );
-        assert!(x.signature.is_some() || x.fix.is_some(), "{}", x.id);
+        assert!(
+            x.signature.is_some() || x.fix.is_some() || x.signal.is_some(),
+            "{}",
+            x.id
+        );
     }
 }
 
@@ -42,4 +46,28 @@ fn keys_need_every_word_on_a_short_line() {
     assert!(!f.matches_keys("torch compiled with cuda enabled"));
     let long = "torch not compiled with cuda enabled ".repeat(4);
     assert!(!f.matches_keys(&long));
+}
+
+#[test]
+fn a_family_with_a_regex_needs_its_whole_shape() {
+    let f = families()
+        .iter()
+        .find(|f| f.id == "bash-job-killed")
+        .expect("family");
+    assert!(f.regex.is_some());
+    let n = crate::explain::catalog::normalise(
+        "/var/spool/slurmd/job00191/slurm_script: line 28:  8156 Killed    python3 main.py",
+    );
+    assert!(f.matches_pieces(&n));
+    // Its pieces without the job's numbers are prose, not bash's report.
+    assert!(!f.matches_pieces("see the readme: line endings matter, the job was killed"));
+}
+
+#[test]
+fn every_regex_compiles() {
+    for f in families() {
+        if let Some(r) = &f.regex {
+            assert!(regex::Regex::new(r).is_ok(), "{}: {r}", f.id);
+        }
+    }
 }
