@@ -221,9 +221,10 @@ fn background_counts<'a>(
         .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
         .map(|l| l.as_bytes().to_ascii_lowercase())
         .collect();
-    // Only these are counted, one hash lookup per window of a background line.
-    // literals' words): only these are counted, one hash lookup per window of a background line.
-    let mut seen: HashMap<&[u8], (u32, usize)> = HashMap::new();
+    // The pieces and the patterns' words (for the weak literals' words): only these are
+    // counted, one hash lookup per window of a background line.
+    let mut seen: HashMap<&[u8], (u32, usize), std::hash::BuildHasherDefault<WordHasher>> =
+        HashMap::default();
     for x in pieces {
         seen.insert(x.as_bytes(), (0, usize::MAX));
     }
@@ -250,6 +251,34 @@ fn background_counts<'a>(
         .map(|(k, (c, _))| (k, c))
         .collect();
     seen
+}
+
+/// A fast hash of short byte strings for [`background_counts`], which looks up every window of
+/// 3 to 6 bytes of the background at every start: with the standard library's SipHash that was
+/// a third of the cover's instructions. Not for keys an attacker chooses (these are the
+/// embedded background's and the catalog's).
+#[derive(Default)]
+struct WordHasher(u64);
+
+impl std::hash::Hasher for WordHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for c in bytes.chunks(8) {
+            let mut w = [0u8; 8];
+            if let Some(d) = w.get_mut(..c.len()) {
+                d.copy_from_slice(c);
+            }
+            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(w))
+                .wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        }
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.write(&n.to_le_bytes());
+    }
 }
 
 /// The greedy cover: pieces chosen until every pattern holds one.
@@ -722,6 +751,191 @@ pub fn scan_with<R: Read>(r: R, m: &Matrix, cat: &Catalog) -> std::io::Result<Sc
     Ok(col.finish(lines, bytes, head_not_text(&r.head)))
 }
 
+/// What a pipe's reader hands a scanning thread at a time: whole lines (a line longer than this
+/// is cut, as a segment of a file is).
+const PIPE_BLOCK: usize = 1 << 20;
+
+/// What one scanning thread found in one block of a stream: its number, the lines that match
+/// (the newlines before each in the block, the text, the signatures), its newlines, and the
+/// block's buffer back for the next read.
+type Scanned = (usize, Vec<(u64, String, Vec<usize>)>, u64, Vec<u8>);
+
+/// Scanning threads for a stream (`threads` 0 = one per CPU, `GPUDOCTOR_SCAN_THREADS` overrides).
+fn scan_threads(threads: usize) -> usize {
+    match threads {
+        0 => std::env::var("GPUDOCTOR_SCAN_THREADS")
+            .ok()
+            .and_then(|v| v.trim().parse::<usize>().ok())
+            .filter(|&n| n > 0)
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+        n => n,
+    }
+    .min(16)
+}
+
+/// [`scan_with`] on several threads, for a stream that cannot be read at an offset (a pipe,
+/// standard input): this thread reads blocks of whole lines ([`PIPE_BLOCK`]) and hands them to
+/// `threads` scanning threads (each block is lowercased, searched and its candidate lines
+/// matched there), then matches what they found in the log's order. At most two blocks a thread
+/// are held at once. One thread, or `threads` < 2, is [`scan_with`].
+pub fn scan_stream<R: Read>(
+    r: R,
+    m: &Matrix,
+    cat: &Catalog,
+    threads: usize,
+) -> std::io::Result<ScanResult> {
+    scan_stream_in(r, m, cat, scan_threads(threads), PIPE_BLOCK)
+}
+
+/// [`scan_stream`] with blocks of `block` bytes.
+fn scan_stream_in<R: Read>(
+    r: R,
+    m: &Matrix,
+    cat: &Catalog,
+    threads: usize,
+    block: usize,
+) -> std::io::Result<ScanResult> {
+    if threads < 2 {
+        return scan_with(r, m, cat);
+    }
+    let pre = Prefilter::new(cat)?;
+    let mut col = Collector::new(cat, m);
+    let mut r = Head {
+        r,
+        head: Vec::new(),
+    };
+    let (jobs_tx, jobs_rx) = std::sync::mpsc::sync_channel::<(usize, Vec<u8>)>(threads);
+    let jobs_rx = std::sync::Mutex::new(jobs_rx);
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<Scanned>();
+    let (newlines, bytes, last) =
+        std::thread::scope(|s| -> std::io::Result<(u64, u64, Option<u8>)> {
+            for _ in 0..threads {
+                let (pre, jobs_rx, done_tx) = (&pre, &jobs_rx, done_tx.clone());
+                s.spawn(move || {
+                    let mut lower = Vec::with_capacity(BLOCK + MAX_LINE);
+                    loop {
+                        // The lock is held only while waiting for the next block.
+                        let job = match jobs_rx.lock() {
+                            Ok(rx) => rx.recv(),
+                            Err(_) => return,
+                        };
+                        let Ok((n, block)) = job else { return };
+                        let mut cands = Vec::new();
+                        let nl = candidate_lines(pre, &block, &mut lower, |before, raw| {
+                            let text = String::from_utf8_lossy(raw);
+                            let hits = cat.matches(&text);
+                            if !hits.is_empty() {
+                                cands.push((before, text.into_owned(), hits));
+                            }
+                        });
+                        if done_tx.send((n, cands, nl, block)).is_err() {
+                            return;
+                        }
+                    }
+                });
+            }
+            drop(done_tx);
+            // Blocks scanned but not yet matched in order, and buffers to read into again.
+            let mut waiting: std::collections::BTreeMap<
+                usize,
+                (Vec<(u64, String, Vec<usize>)>, u64),
+            > = std::collections::BTreeMap::new();
+            let mut free: Vec<Vec<u8>> = Vec::new();
+            let mut next_in_order = 0usize;
+            let mut newlines = 0u64;
+            let mut take = |x: Scanned,
+                            waiting: &mut std::collections::BTreeMap<_, _>,
+                            free: &mut Vec<Vec<u8>>,
+                            next_in_order: &mut usize,
+                            newlines: &mut u64| {
+                let (n, cands, nl, buf) = x;
+                free.push(buf);
+                waiting.insert(n, (cands, nl));
+                while let Some((cands, nl)) = waiting.remove(next_in_order) {
+                    for (before, text, hits) in cands {
+                        col.line_of(*newlines + before + 1, &text, hits);
+                    }
+                    *newlines += nl;
+                    *next_in_order += 1;
+                }
+            };
+            let mut carry: Vec<u8> = Vec::new();
+            let mut sent = 0usize;
+            let mut bytes = 0u64;
+            let mut last = None;
+            let mut eof = false;
+            while !eof {
+                while let Ok(x) = done_rx.try_recv() {
+                    take(
+                        x,
+                        &mut waiting,
+                        &mut free,
+                        &mut next_in_order,
+                        &mut newlines,
+                    );
+                }
+                // A buffer back from a thread keeps its length (no new zeroing); the partial last
+                // line of the previous block goes first.
+                let mut buf = free.pop().unwrap_or_default();
+                let have = carry.len();
+                if buf.len() < have.max(block) {
+                    buf.resize(have.max(block), 0);
+                }
+                if let Some(front) = buf.get_mut(..have) {
+                    front.copy_from_slice(&carry);
+                }
+                carry.clear();
+                let mut filled = have;
+                while filled < buf.len() {
+                    match r.read(buf.get_mut(filled..).unwrap_or(&mut [])) {
+                        Ok(0) => {
+                            eof = true;
+                            break;
+                        }
+                        Ok(n) => filled += n,
+                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                        Err(e) => return Err(e),
+                    }
+                }
+                bytes += (filled - have) as u64;
+                buf.truncate(filled);
+                if let Some(&b) = buf.last() {
+                    last = Some(b);
+                }
+                // Whole lines only, but for the last block or a line longer than a block.
+                if !eof {
+                    if let Some(i) = memchr::memrchr(b'\n', &buf) {
+                        carry.extend_from_slice(buf.get(i + 1..).unwrap_or(&[]));
+                        buf.truncate(i + 1);
+                    }
+                }
+                if buf.is_empty() {
+                    continue;
+                }
+                if jobs_tx.send((sent, buf)).is_err() {
+                    return Err(std::io::Error::other("a scanning thread failed"));
+                }
+                sent += 1;
+            }
+            drop(jobs_tx);
+            while next_in_order < sent {
+                match done_rx.recv() {
+                    Ok(x) => take(
+                        x,
+                        &mut waiting,
+                        &mut free,
+                        &mut next_in_order,
+                        &mut newlines,
+                    ),
+                    Err(_) => return Err(std::io::Error::other("a scanning thread failed")),
+                }
+            }
+            Ok((newlines, bytes, last))
+        })?;
+    let lines = newlines + u64::from(bytes > 0 && last != Some(b'\n'));
+    Ok(col.finish(lines, bytes, head_not_text(&r.head)))
+}
+
 /// Reads `r` a chunk at a time (small enough to stay in the core's cache while it is searched)
 /// and hands each candidate line to `found`, with the newlines before it. Returns the newlines,
 /// the bytes and the last byte.
@@ -809,16 +1023,12 @@ pub fn scan_file(
     threads: usize,
 ) -> std::io::Result<ScanResult> {
     let meta = f.metadata()?;
-    let threads = match threads {
-        0 => std::env::var("GPUDOCTOR_SCAN_THREADS")
-            .ok()
-            .and_then(|v| v.trim().parse::<usize>().ok())
-            .filter(|&n| n > 0)
-            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
-        n => n,
+    let threads = scan_threads(threads);
+    if !meta.is_file() {
+        // A named pipe, a device: read as a stream, scanned by the threads.
+        return scan_stream(f, m, cat, threads);
     }
-    .min(16);
-    if !meta.is_file() || meta.len() < PARALLEL_FROM || threads < 2 {
+    if meta.len() < PARALLEL_FROM || threads < 2 {
         return scan_with(f, m, cat);
     }
     scan_parallel(&f, meta.len(), m, cat, threads, SEGMENT)
@@ -980,10 +1190,11 @@ pub fn read_stdin(m: &Matrix, cat: &Catalog) -> std::io::Result<Stdin> {
     if first.len() <= PASTE_MAX {
         return Ok(Stdin::Paste(first));
     }
-    Ok(Stdin::Log(scan_with(
+    Ok(Stdin::Log(scan_stream(
         std::io::Cursor::new(first).chain(input),
         m,
         cat,
+        0,
     )?))
 }
 
@@ -991,7 +1202,7 @@ pub fn read_stdin(m: &Matrix, cat: &Catalog) -> std::io::Result<Stdin> {
 pub fn scan_stdin(m: &Matrix, cat: &Catalog) -> std::io::Result<ScanResult> {
     match stdin_as_file(m, cat, 0)? {
         Some(r) => Ok(r),
-        None => scan_with(std::io::stdin().lock(), m, cat),
+        None => scan_stream(std::io::stdin().lock(), m, cat, 0),
     }
 }
 

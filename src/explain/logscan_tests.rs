@@ -94,17 +94,44 @@ fn threaded_file_scan_equals_the_stream_scan() {
             (one.lines, one.bytes),
             "{threads} {segment}"
         );
-        let key = |r: &ScanResult| -> Vec<(String, Option<u64>, Option<u64>)> {
-            r.matches
-                .iter()
-                .map(|x| (x.key.clone(), x.count, x.first_line))
-                .collect()
-        };
         assert_eq!(
             key(&many),
             key(&one),
             "{threads} threads, segments of {segment}"
         );
+        // A stream (a pipe) read in small pieces, handed to the threads in blocks.
+        let piped =
+            scan_stream_in(Trickle(log.as_bytes()), &m, cat, threads, segment as usize).unwrap();
+        assert_eq!(
+            (piped.lines, piped.bytes, piped.not_text),
+            (one.lines, one.bytes, one.not_text),
+            "{threads} {segment}"
+        );
+        assert_eq!(
+            key(&piped),
+            key(&one),
+            "stream: {threads} threads, blocks of {segment}"
+        );
+    }
+}
+
+fn key(r: &ScanResult) -> Vec<(String, Option<u64>, Option<u64>)> {
+    r.matches
+        .iter()
+        .map(|x| (x.key.clone(), x.count, x.first_line))
+        .collect()
+}
+
+/// A reader that gives at most 1000 bytes a read, as a pipe may.
+struct Trickle<'a>(&'a [u8]);
+
+impl Read for Trickle<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = buf.len().min(self.0.len()).min(1000);
+        let (a, b) = self.0.split_at(n);
+        buf[..n].copy_from_slice(a);
+        self.0 = b;
+        Ok(n)
     }
 }
 
@@ -188,6 +215,9 @@ fn the_fast_path_finds_the_lines_the_plain_matcher_finds() {
     let whole = crate::explain::explain_with(&log, &m, cat);
     assert_eq!(key(&one.matches), key(&whole));
     assert_eq!(key(&many.matches), key(&whole));
+    let piped = scan_stream_in(log.as_bytes(), &m, cat, 2, 100_000).unwrap();
+    assert_eq!(key(&piped.matches), key(&whole));
+    assert_eq!(piped.lines, one.lines);
 }
 
 /// Ordinary lines of GPU jobs are not candidates: a PyTorch log says `cuda:0` on every line, NCCL
