@@ -461,6 +461,29 @@ fn the_fast_cover_equals_the_reference() {
     assert_eq!(fast.weak, slow.weak);
 }
 
+/// The cover build.rs computed is the built-in catalog's, and the one the scan uses: the same
+/// literals, groups and weak words as computing it now (a new pattern in signatures.yaml reaches
+/// it through build.rs; a copy of the catalog with one pattern more is computed at run time).
+#[test]
+fn the_built_cover_is_the_computed_one() {
+    let cat = crate::explain::embedded_catalog().unwrap();
+    let built = built_cover(cat).expect("build.rs's cover is for the built-in catalog's patterns");
+    let now = cover(cat);
+    assert!(built.strong.concat().len() > 50);
+    assert_eq!(built.strong, now.strong);
+    assert_eq!(built.weak, now.weak);
+    let mut other = Catalog::embedded().unwrap();
+    other.signatures[0]
+        .patterns
+        .push("zqxj frobnicated".to_string());
+    assert!(built_cover(&other).is_none());
+    assert!(cover(&other)
+        .strong
+        .concat()
+        .iter()
+        .any(|x| "zqxj frobnicated".contains(x.as_str())));
+}
+
 /// A hit deep in a line longer than MAX_LINE is matched in the window around it: an error
 /// printed after a progress bar on the same line (no newline between) at 100 KB and another at
 /// 180 KB of a 500 KB line are both found (the whole line's first 64 KiB held neither).
