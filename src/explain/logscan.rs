@@ -38,6 +38,30 @@ const SEGMENT: u64 = 16 << 20;
 /// Files smaller than this are scanned on one thread.
 const PARALLEL_FROM: u64 = 64 << 20;
 
+/// The compatibility matrix that matched lines are explained with (some enrichers read it).
+/// The built-in one ([`EmbeddedMatrix`]) is loaded only when a line first matches: parsing it
+/// was 36 M instructions, a fifth of the start-up of `explain --log` on a log with no error.
+pub trait MatrixSource {
+    /// `None`: it cannot be loaded.
+    fn matrix(&self) -> Option<&Matrix>;
+}
+
+impl MatrixSource for Matrix {
+    fn matrix(&self) -> Option<&Matrix> {
+        Some(self)
+    }
+}
+
+/// The built-in matrix, loaded at its first use.
+#[derive(Default)]
+pub struct EmbeddedMatrix(std::sync::OnceLock<Option<Matrix>>);
+
+impl MatrixSource for EmbeddedMatrix {
+    fn matrix(&self) -> Option<&Matrix> {
+        self.0.get_or_init(|| Matrix::embedded().ok()).as_ref()
+    }
+}
+
 pub struct ScanResult {
     pub matches: Vec<Match>,
     pub lines: u64,
@@ -69,7 +93,7 @@ fn head_not_text(head: &[u8]) -> bool {
     super::catalog::mostly_binary(&String::from_utf8_lossy(head))
 }
 
-pub fn scan<R: Read>(r: R, m: &Matrix) -> std::io::Result<ScanResult> {
+pub fn scan<R: Read>(r: R, m: &dyn MatrixSource) -> std::io::Result<ScanResult> {
     let cat = super::embedded_catalog()
         .ok_or_else(|| std::io::Error::other("the built-in explain catalog is broken"))?;
     scan_with(r, m, cat)
@@ -375,17 +399,20 @@ fn candidate_lines(
 /// merges what they show: each distinct match once, with its count and first line.
 struct Collector<'a> {
     cat: &'a Catalog,
-    matrix: &'a Matrix,
+    matrix: &'a dyn MatrixSource,
+    /// A candidate line matched and the matrix could not be had.
+    no_matrix: bool,
     parser: LogParser,
     found: HashMap<String, usize>,
     out: Vec<Match>,
 }
 
 impl<'a> Collector<'a> {
-    fn new(cat: &'a Catalog, matrix: &'a Matrix) -> Self {
+    fn new(cat: &'a Catalog, matrix: &'a dyn MatrixSource) -> Self {
         Collector {
             cat,
             matrix,
+            no_matrix: false,
             parser: LogParser::new(),
             found: HashMap::new(),
             out: Vec::new(),
@@ -400,7 +427,11 @@ impl<'a> Collector<'a> {
 
     /// A line whose matching signatures are known (`hits`, none skipped).
     fn line_of(&mut self, line_no: u64, text: &str, hits: Vec<usize>) {
-        for mut x in line_matches_of(self.cat, text, hits, self.matrix, &mut self.parser) {
+        let Some(matrix) = self.matrix.matrix() else {
+            self.no_matrix = true;
+            return;
+        };
+        for mut x in line_matches_of(self.cat, text, hits, matrix, &mut self.parser) {
             match self.found.get(&x.key) {
                 Some(&i) => {
                     if let Some(e) = self.out.get_mut(i) {
@@ -417,19 +448,28 @@ impl<'a> Collector<'a> {
         }
     }
 
-    fn finish(mut self, lines: u64, bytes: u64, not_text: bool) -> ScanResult {
+    fn finish(mut self, lines: u64, bytes: u64, not_text: bool) -> std::io::Result<ScanResult> {
+        if self.no_matrix {
+            return Err(std::io::Error::other(
+                "internal error: the built-in compatibility matrix does not load; please report it",
+            ));
+        }
         rank(&mut self.out);
-        ScanResult {
+        Ok(ScanResult {
             matches: self.out,
             lines,
             bytes,
             not_text,
-        }
+        })
     }
 }
 
 /// [`scan`] with a given catalog, one thread, from any reader (a pipe, standard input).
-pub fn scan_with<R: Read>(r: R, m: &Matrix, cat: &Catalog) -> std::io::Result<ScanResult> {
+pub fn scan_with<R: Read>(
+    r: R,
+    m: &dyn MatrixSource,
+    cat: &Catalog,
+) -> std::io::Result<ScanResult> {
     let pre = Prefilter::new(cat)?;
     let mut col = Collector::new(cat, m);
     let mut r = Head {
@@ -439,7 +479,7 @@ pub fn scan_with<R: Read>(r: R, m: &Matrix, cat: &Catalog) -> std::io::Result<Sc
     let (newlines, bytes, last) =
         stream_candidates(&mut r, &pre, |before, raw| col.line(before + 1, raw))?;
     let lines = newlines + u64::from(bytes > 0 && last != Some(b'\n'));
-    Ok(col.finish(lines, bytes, head_not_text(&r.head)))
+    col.finish(lines, bytes, head_not_text(&r.head))
 }
 
 /// What a pipe's reader hands a scanning thread at a time: whole lines (a line longer than this
@@ -475,7 +515,7 @@ fn scan_threads(threads: usize) -> usize {
 /// are held at once. One thread, or `threads` < 2, is [`scan_with`].
 pub fn scan_stream<R: Read>(
     r: R,
-    m: &Matrix,
+    m: &dyn MatrixSource,
     cat: &Catalog,
     threads: usize,
 ) -> std::io::Result<ScanResult> {
@@ -485,7 +525,7 @@ pub fn scan_stream<R: Read>(
 /// [`scan_stream`] with blocks of `block` bytes.
 fn scan_stream_in<R: Read>(
     r: R,
-    m: &Matrix,
+    m: &dyn MatrixSource,
     cat: &Catalog,
     threads: usize,
     block: usize,
@@ -626,7 +666,7 @@ fn scan_stream_in<R: Read>(
             Ok((newlines, bytes, last))
         })?;
     let lines = newlines + u64::from(bytes > 0 && last != Some(b'\n'));
-    Ok(col.finish(lines, bytes, head_not_text(&r.head)))
+    col.finish(lines, bytes, head_not_text(&r.head))
 }
 
 /// Reads `r` a chunk at a time (small enough to stay in the core's cache while it is searched)
@@ -711,7 +751,7 @@ impl Read for Range<'_> {
 /// CPU (`GPUDOCTOR_SCAN_THREADS` overrides).
 pub fn scan_file(
     f: std::fs::File,
-    m: &Matrix,
+    m: &dyn MatrixSource,
     cat: &Catalog,
     threads: usize,
 ) -> std::io::Result<ScanResult> {
@@ -776,7 +816,7 @@ fn line_start_from(
 fn scan_parallel(
     f: &std::fs::File,
     len: u64,
-    m: &Matrix,
+    m: &dyn MatrixSource,
     cat: &Catalog,
     threads: usize,
     segment: u64,
@@ -853,7 +893,7 @@ fn scan_parallel(
     let mut head = vec![0u8; HEAD];
     let n = read_full_at(f, &mut head, 0)?;
     head.truncate(n);
-    Ok(col.finish(line_no, bytes, head_not_text(&head)))
+    col.finish(line_no, bytes, head_not_text(&head))
 }
 
 /// Standard input up to this size is a paste, explained as a whole (a bare code, lines read
@@ -871,7 +911,7 @@ pub enum Stdin {
 /// Reads standard input as `explain` does: a paste whole, anything longer scanned as a log to
 /// its end (no cap). A regular file on standard input (`explain < FILE`) is scanned as
 /// [`scan_file`] scans it, by several threads, when it is read from its start.
-pub fn read_stdin(m: &Matrix, cat: &Catalog) -> std::io::Result<Stdin> {
+pub fn read_stdin(m: &dyn MatrixSource, cat: &Catalog) -> std::io::Result<Stdin> {
     if let Some(r) = stdin_as_file(m, cat, PASTE_MAX as u64)? {
         return Ok(Stdin::Log(r));
     }
@@ -892,7 +932,7 @@ pub fn read_stdin(m: &Matrix, cat: &Catalog) -> std::io::Result<Stdin> {
 }
 
 /// `explain --log -`: standard input scanned as a log, whatever its size.
-pub fn scan_stdin(m: &Matrix, cat: &Catalog) -> std::io::Result<ScanResult> {
+pub fn scan_stdin(m: &dyn MatrixSource, cat: &Catalog) -> std::io::Result<ScanResult> {
     match stdin_as_file(m, cat, 0)? {
         Some(r) => Ok(r),
         None => scan_stream(std::io::stdin().lock(), m, cat, 0),
@@ -902,7 +942,11 @@ pub fn scan_stdin(m: &Matrix, cat: &Catalog) -> std::io::Result<ScanResult> {
 /// Standard input that is a regular file with more than `over` bytes left: scanned (threads
 /// where it is read from its start, else from where it stands); `None` for anything else.
 #[cfg(unix)]
-fn stdin_as_file(m: &Matrix, cat: &Catalog, over: u64) -> std::io::Result<Option<ScanResult>> {
+fn stdin_as_file(
+    m: &dyn MatrixSource,
+    cat: &Catalog,
+    over: u64,
+) -> std::io::Result<Option<ScanResult>> {
     use std::io::Seek;
     use std::os::fd::AsFd;
     let Ok(fd) = std::io::stdin().as_fd().try_clone_to_owned() else {
@@ -929,7 +973,7 @@ fn stdin_as_file(m: &Matrix, cat: &Catalog, over: u64) -> std::io::Result<Option
 }
 
 #[cfg(not(unix))]
-fn stdin_as_file(_: &Matrix, _: &Catalog, _: u64) -> std::io::Result<Option<ScanResult>> {
+fn stdin_as_file(_: &dyn MatrixSource, _: &Catalog, _: u64) -> std::io::Result<Option<ScanResult>> {
     Ok(None)
 }
 
