@@ -13,25 +13,32 @@ use crate::rules::{RuleOptions, Selection};
 const NO_MATRIX: &str =
     "internal error: the built-in compatibility matrix does not load; please report it";
 
+/// The matrix `explain` reads: the built-in one is loaded only when a matched line, a paste or
+/// --with-check needs it (a log with no error never does: it was 36 M instructions at every
+/// start); a matrix file given or updated is loaded now, so that its errors are said whatever
+/// the input.
+fn matrix_source(
+    a: &ExplainArgs,
+) -> Result<Box<dyn crate::explain::logscan::MatrixSource>, Output> {
+    let given =
+        a.matrix.is_some() || crate::matrix_update::cached_path().is_some_and(|p| p.is_file());
+    if !given {
+        return Ok(Box::new(crate::explain::logscan::EmbeddedMatrix::default()));
+    }
+    match load_matrix(a.matrix.as_deref()) {
+        Ok(m) => Ok(Box::new(m)),
+        Err(e) => Err(Output::tool_error(e)),
+    }
+}
+
 pub(crate) fn explain(a: ExplainArgs) -> Output {
     use crate::explain::catalog::Catalog;
     use crate::explain::{render, EXPLAIN_SCHEMA};
-    // The built-in matrix is loaded only when a matched line or --with-check needs it (a log
-    // with no error never does); a matrix file given or updated is loaded now, so that its
-    // errors are said whatever the input.
-    let given =
-        a.matrix.is_some() || crate::matrix_update::cached_path().is_some_and(|p| p.is_file());
-    let loaded;
-    let built_in = crate::explain::logscan::EmbeddedMatrix::default();
-    let matrix: &dyn crate::explain::logscan::MatrixSource = if given {
-        loaded = match load_matrix(a.matrix.as_deref()) {
-            Ok(m) => m,
-            Err(e) => return Output::tool_error(e),
-        };
-        &loaded
-    } else {
-        &built_in
+    let matrix = match matrix_source(&a) {
+        Ok(m) => m,
+        Err(out) => return out,
     };
+    let matrix = &*matrix;
     let loaded;
     let catalog: &Catalog =
         match &a.catalog {

@@ -546,101 +546,27 @@ fn scan_stream_in<R: Read>(
         std::thread::scope(|s| -> std::io::Result<(u64, u64, Option<u8>)> {
             for _ in 0..threads {
                 let (pre, jobs_rx, done_tx) = (&pre, &jobs_rx, done_tx.clone());
-                s.spawn(move || {
-                    let mut lower = Vec::with_capacity(BLOCK + MAX_LINE);
-                    loop {
-                        // The lock is held only while waiting for the next block.
-                        let job = match jobs_rx.lock() {
-                            Ok(rx) => rx.recv(),
-                            Err(_) => return,
-                        };
-                        let Ok((n, block)) = job else { return };
-                        let mut cands = Vec::new();
-                        let nl = candidate_lines(pre, &block, &mut lower, |before, raw| {
-                            let text = String::from_utf8_lossy(raw);
-                            let hits = cat.matches(&text);
-                            if !hits.is_empty() {
-                                cands.push((before, text.into_owned(), hits));
-                            }
-                        });
-                        if done_tx.send((n, cands, nl, block)).is_err() {
-                            return;
-                        }
-                    }
-                });
+                s.spawn(move || scan_blocks(pre, cat, jobs_rx, &done_tx));
             }
             drop(done_tx);
-            // Blocks scanned but not yet matched in order, and buffers to read into again.
-            let mut waiting: std::collections::BTreeMap<usize, (Found, u64)> =
-                std::collections::BTreeMap::new();
-            let mut free: Vec<Vec<u8>> = Vec::new();
-            let mut next_in_order = 0usize;
-            let mut newlines = 0u64;
-            let mut take = |x: Scanned,
-                            waiting: &mut std::collections::BTreeMap<_, _>,
-                            free: &mut Vec<Vec<u8>>,
-                            next_in_order: &mut usize,
-                            newlines: &mut u64| {
-                let (n, cands, nl, buf) = x;
-                free.push(buf);
-                waiting.insert(n, (cands, nl));
-                while let Some((cands, nl)) = waiting.remove(next_in_order) {
-                    for (before, text, hits) in cands {
-                        col.line_of(*newlines + before + 1, &text, hits);
-                    }
-                    *newlines += nl;
-                    *next_in_order += 1;
-                }
+            let mut order = InOrder {
+                col: &mut col,
+                waiting: std::collections::BTreeMap::new(),
+                free: Vec::new(),
+                next: 0,
+                newlines: 0,
             };
             let mut carry: Vec<u8> = Vec::new();
-            let mut sent = 0usize;
-            let mut bytes = 0u64;
-            let mut last = None;
-            let mut eof = false;
+            let (mut sent, mut bytes, mut last, mut eof) = (0usize, 0u64, None, false);
             while !eof {
                 while let Ok(x) = done_rx.try_recv() {
-                    take(
-                        x,
-                        &mut waiting,
-                        &mut free,
-                        &mut next_in_order,
-                        &mut newlines,
-                    );
+                    order.take(x);
                 }
-                // A buffer back from a thread keeps its length (no new zeroing); the partial last
-                // line of the previous block goes first.
-                let mut buf = free.pop().unwrap_or_default();
-                let have = carry.len();
-                if buf.len() < have.max(block) {
-                    buf.resize(have.max(block), 0);
-                }
-                if let Some(front) = buf.get_mut(..have) {
-                    front.copy_from_slice(&carry);
-                }
-                carry.clear();
-                let mut filled = have;
-                while filled < buf.len() {
-                    match r.read(buf.get_mut(filled..).unwrap_or(&mut [])) {
-                        Ok(0) => {
-                            eof = true;
-                            break;
-                        }
-                        Ok(n) => filled += n,
-                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                        Err(e) => return Err(e),
-                    }
-                }
-                bytes += (filled - have) as u64;
-                buf.truncate(filled);
+                let buf = order.free.pop().unwrap_or_default();
+                let (buf, n, at_end) = read_block(&mut r, &mut carry, buf, block)?;
+                (bytes, eof) = (bytes + n, at_end);
                 if let Some(&b) = buf.last() {
                     last = Some(b);
-                }
-                // Whole lines only, but for the last block or a line longer than a block.
-                if !eof {
-                    if let Some(i) = memchr::memrchr(b'\n', &buf) {
-                        carry.extend_from_slice(buf.get(i + 1..).unwrap_or(&[]));
-                        buf.truncate(i + 1);
-                    }
                 }
                 if buf.is_empty() {
                     continue;
@@ -651,22 +577,114 @@ fn scan_stream_in<R: Read>(
                 sent += 1;
             }
             drop(jobs_tx);
-            while next_in_order < sent {
+            while order.next < sent {
                 match done_rx.recv() {
-                    Ok(x) => take(
-                        x,
-                        &mut waiting,
-                        &mut free,
-                        &mut next_in_order,
-                        &mut newlines,
-                    ),
+                    Ok(x) => order.take(x),
                     Err(_) => return Err(std::io::Error::other("a scanning thread failed")),
                 }
             }
-            Ok((newlines, bytes, last))
+            Ok((order.newlines, bytes, last))
         })?;
     let lines = newlines + u64::from(bytes > 0 && last != Some(b'\n'));
     col.finish(lines, bytes, head_not_text(&r.head))
+}
+
+/// A scanning thread of [`scan_stream`]: takes blocks until there are none, and sends back
+/// what each holds (the lines that match) with its buffer.
+fn scan_blocks(
+    pre: &Prefilter,
+    cat: &Catalog,
+    jobs: &std::sync::Mutex<std::sync::mpsc::Receiver<(usize, Vec<u8>)>>,
+    done: &std::sync::mpsc::Sender<Scanned>,
+) {
+    let mut lower = Vec::with_capacity(BLOCK + MAX_LINE);
+    loop {
+        // The lock is held only while waiting for the next block.
+        let job = match jobs.lock() {
+            Ok(rx) => rx.recv(),
+            Err(_) => return,
+        };
+        let Ok((n, block)) = job else { return };
+        let mut cands = Vec::new();
+        let nl = candidate_lines(pre, &block, &mut lower, |before, raw| {
+            let text = String::from_utf8_lossy(raw);
+            let hits = cat.matches(&text);
+            if !hits.is_empty() {
+                cands.push((before, text.into_owned(), hits));
+            }
+        });
+        if done.send((n, cands, nl, block)).is_err() {
+            return;
+        }
+    }
+}
+
+/// The blocks of [`scan_stream`] as the threads finish them, matched in the log's order.
+struct InOrder<'c, 'a> {
+    col: &'c mut Collector<'a>,
+    /// Blocks scanned but not yet matched (one before them is still being scanned).
+    waiting: std::collections::BTreeMap<usize, (Found, u64)>,
+    /// Buffers to read into again.
+    free: Vec<Vec<u8>>,
+    /// The next block to match.
+    next: usize,
+    /// The newlines of the blocks matched.
+    newlines: u64,
+}
+
+impl InOrder<'_, '_> {
+    fn take(&mut self, (n, cands, nl, buf): Scanned) {
+        self.free.push(buf);
+        self.waiting.insert(n, (cands, nl));
+        while let Some((cands, nl)) = self.waiting.remove(&self.next) {
+            for (before, text, hits) in cands {
+                self.col.line_of(self.newlines + before + 1, &text, hits);
+            }
+            self.newlines += nl;
+            self.next += 1;
+        }
+    }
+}
+
+/// Fills `buf` (a buffer back from a thread keeps its length: no new zeroing) with `carry`, the
+/// partial last line of the block before, and what `r` gives, up to `block` bytes; leaves the
+/// new partial last line in `carry` (but for the end of the stream, or a line longer than a
+/// block, which is cut). Returns the block, the bytes read, and whether the stream ended.
+fn read_block<R: Read>(
+    r: &mut R,
+    carry: &mut Vec<u8>,
+    mut buf: Vec<u8>,
+    block: usize,
+) -> std::io::Result<(Vec<u8>, u64, bool)> {
+    let have = carry.len();
+    if buf.len() < have.max(block) {
+        buf.resize(have.max(block), 0);
+    }
+    if let Some(front) = buf.get_mut(..have) {
+        front.copy_from_slice(carry);
+    }
+    carry.clear();
+    let mut filled = have;
+    let mut eof = false;
+    while filled < buf.len() {
+        match r.read(buf.get_mut(filled..).unwrap_or(&mut [])) {
+            Ok(0) => {
+                eof = true;
+                break;
+            }
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    buf.truncate(filled);
+    if !eof {
+        if let Some(i) = memchr::memrchr(b'\n', &buf) {
+            carry.extend_from_slice(buf.get(i + 1..).unwrap_or(&[]));
+            buf.truncate(i + 1);
+        }
+    }
+    Ok((buf, (filled - have) as u64, eof))
 }
 
 /// Reads `r` a chunk at a time (small enough to stay in the core's cache while it is searched)
