@@ -316,7 +316,7 @@ fn group_cover(
     }
 }
 
-/// A piece of [`cover`]'s greedy choice, ordered by its score, then its length, then (first
+/// A piece of [`cover_of`]'s greedy choice, ordered by its score, then its length, then (first
 /// in order is greater) the piece itself.
 struct Ranked<'a> {
     score: f64,
@@ -347,7 +347,7 @@ impl PartialEq for Ranked<'_> {
 
 impl Eq for Ranked<'_> {}
 
-/// The prefilter's literals ([`cover`]).
+/// The prefilter's literals ([`cover_of`]).
 #[derive(Clone)]
 pub(crate) struct Cover {
     /// Literals no line of the background holds: a line with one is a candidate. In groups for

@@ -1,16 +1,18 @@
 //! `explain --log FILE`: scans a log of any size. Each block of lines is lowercased into a second
 //! buffer, and vectorised (Teddy) searches over a small cover of the catalog's patterns ([`cover`]:
-//! literals chosen against ordinary log text, in groups of [`GROUP`]) find the candidate lines; a
-//! byte-at-a-time automaton over the catalog's few hundred patterns ran at a fifth of the speed
-//! (counted in instructions on a 30 MB vLLM log, about as many as these searches). A regular file
-//! of some size is cut into segments of whole lines that several threads search at once
-//! ([`scan_file`]); a pipe is read in one stream ([`scan_with`]). Either way the text is read 256
-//! KiB at a time, so that it is still in the core's cache when it is lowercased and searched
-//! (reading a 16 MiB segment first cost 17 % more time). Only a candidate line is decoded and
-//! matched against the whole catalog (normalised, as pasted text is), in the order of the log, on
-//! one thread; of a line longer than [`MAX_LINE`], the window of that size around each hit. Line
-//! numbers come from counting newlines with memchr. Each distinct match is reported once, with its
-//! count and first line.
+//! literals chosen against ordinary log text, in groups of [`super::cover::GROUP`]) find the
+//! candidate lines; a byte-at-a-time automaton over the catalog's few hundred patterns ran at a
+//! fifth of the speed (counted in instructions on a 30 MB vLLM log, about as many as these
+//! searches). A regular file of some size is cut into segments of whole lines that several threads
+//! search at once ([`scan_file`]); a pipe is read by one thread that hands blocks of whole lines to
+//! the others ([`scan_stream`]); a small file is one stream ([`scan_with`]). The text is searched
+//! 128 KiB at a time, so that it is still in the core's cache when it is lowercased and searched
+//! (reading a 16 MiB segment first cost 17 % more time). A candidate line is decoded and matched
+//! against the whole catalog (normalised, as pasted text is) by the thread that found it; what
+//! matches is merged in the order of the log, on one thread; of a line longer than [`MAX_LINE`],
+//! the window of that size around each hit. The cover of the built-in catalog is computed by
+//! build.rs (src/explain/cover.rs). Line numbers come from counting newlines with memchr. Each
+//! distinct match is reported once, with its count and first line.
 
 use std::collections::HashMap;
 use std::io::Read;
