@@ -9,13 +9,36 @@ use crate::probe::{self, ProbeOptions};
 use crate::report::{ExitStatus, Report};
 use crate::rules::{RuleOptions, Selection};
 
+/// The built-in matrix does not load (the tests load it: this is a defect).
+const NO_MATRIX: &str =
+    "internal error: the built-in compatibility matrix does not load; please report it";
+
+/// The matrix `explain` reads: the built-in one is loaded only when a matched line, a paste or
+/// --with-check needs it (a log with no error never does: it was 36 M instructions at every
+/// start); a matrix file given or updated is loaded now, so that its errors are said whatever
+/// the input.
+fn matrix_source(
+    a: &ExplainArgs,
+) -> Result<Box<dyn crate::explain::logscan::MatrixSource>, Output> {
+    let given =
+        a.matrix.is_some() || crate::matrix_update::cached_path().is_some_and(|p| p.is_file());
+    if !given {
+        return Ok(Box::new(crate::explain::logscan::EmbeddedMatrix::default()));
+    }
+    match load_matrix(a.matrix.as_deref()) {
+        Ok(m) => Ok(Box::new(m)),
+        Err(e) => Err(Output::tool_error(e)),
+    }
+}
+
 pub(crate) fn explain(a: ExplainArgs) -> Output {
     use crate::explain::catalog::Catalog;
     use crate::explain::{render, EXPLAIN_SCHEMA};
-    let matrix = match load_matrix(a.matrix.as_deref()) {
+    let matrix = match matrix_source(&a) {
         Ok(m) => m,
-        Err(e) => return Output::tool_error(e),
+        Err(out) => return out,
     };
+    let matrix = &*matrix;
     let loaded;
     let catalog: &Catalog =
         match &a.catalog {
@@ -47,8 +70,8 @@ pub(crate) fn explain(a: ExplainArgs) -> Output {
     }
     // Binary data (a core dump, an image, random bytes) is no message: say so, match nothing.
     let read = match &a.log {
-        Some(path) => from_log(path, &matrix, catalog),
-        None => from_text(&a.input, &matrix, catalog),
+        Some(path) => from_log(path, matrix, catalog),
+        None => from_text(&a.input, matrix, catalog),
     };
     let Explained {
         mut matches,
@@ -68,12 +91,10 @@ pub(crate) fn explain(a: ExplainArgs) -> Output {
             },
             None => probe::probe_all(&ProbeOptions::default()),
         };
-        let report = evaluate(
-            snap,
-            &matrix,
-            &RuleOptions::default(),
-            &Selection::default(),
-        );
+        let Some(matrix) = matrix.matrix() else {
+            return Output::tool_error(NO_MATRIX);
+        };
+        let report = evaluate(snap, matrix, &RuleOptions::default(), &Selection::default());
         join_with_machine(&mut matches, &report);
     }
     if a.json {
@@ -193,7 +214,7 @@ struct Explained {
 /// `--log FILE` (or `-`): the log scanned to its end.
 fn from_log(
     path: &std::path::Path,
-    matrix: &crate::matrix::Matrix,
+    matrix: &dyn crate::explain::logscan::MatrixSource,
     catalog: &crate::explain::catalog::Catalog,
 ) -> Result<Explained, Output> {
     use crate::explain::logscan;
@@ -236,7 +257,7 @@ fn from_log(
 /// The code or message given, or a paste on standard input (a log when it is long).
 fn from_text(
     input: &[String],
-    matrix: &crate::matrix::Matrix,
+    matrix: &dyn crate::explain::logscan::MatrixSource,
     catalog: &crate::explain::catalog::Catalog,
 ) -> Result<Explained, Output> {
     use crate::explain::{explain_with, logscan};
@@ -275,6 +296,9 @@ fn from_text(
     if text.trim().is_empty() {
         return Err(Output::tool_error("give a code or a message to explain (or paste it on standard input), --log FILE, or --rule RULE_ID (e.g. gpudoctor explain -1073740791)"));
     }
+    let Some(matrix) = matrix.matrix() else {
+        return Err(Output::tool_error(NO_MATRIX));
+    };
     Ok(Explained {
         matches: explain_with(&text, matrix, catalog),
         label: format!("{:?}", crate::sanitize::clean_line(&text, 80)),

@@ -120,6 +120,44 @@ fn default_rank() -> u8 {
     50
 }
 
+/// A signature's regex, compiled when a line first needs it: compiling the built-in catalog's
+/// regexes at every start was 33 M instructions (a fifth of `explain --log`'s start-up), and most
+/// runs need none. A catalog given by the user is compiled as it is loaded (its errors are said
+/// then); the built-in one's are compiled by a test.
+#[derive(Debug)]
+pub struct LazyRegex {
+    src: String,
+    re: std::sync::OnceLock<Option<Regex>>,
+}
+
+impl LazyRegex {
+    /// Compiled now: an error is the catalog's.
+    fn compiled(src: &str) -> Result<LazyRegex, regex::Error> {
+        let re = Regex::new(src)?;
+        Ok(LazyRegex {
+            src: src.to_string(),
+            re: std::sync::OnceLock::from(Some(re)),
+        })
+    }
+
+    /// Compiled at its first use (a regex that does not compile matches nothing).
+    fn lazy(src: &str) -> LazyRegex {
+        LazyRegex {
+            src: src.to_string(),
+            re: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The compiled regex (`None`: it does not compile).
+    pub fn get(&self) -> Option<&Regex> {
+        self.re.get_or_init(|| Regex::new(&self.src).ok()).as_ref()
+    }
+
+    pub fn is_match(&self, s: &str) -> bool {
+        self.get().is_some_and(|r| r.is_match(s))
+    }
+}
+
 /// One signature, validated.
 #[derive(Debug)]
 pub struct Signature {
@@ -137,7 +175,7 @@ pub struct Signature {
     pub patterns: Vec<String>,
     /// Pattern i must start (`.0`) / end (`.1`) at a word boundary ([`word_bounds`]).
     pub bounds: Vec<(bool, bool)>,
-    pub regex: Option<Regex>,
+    pub regex: Option<LazyRegex>,
     pub unless: Vec<String>,
     pub enrich: Option<String>,
     pub meaning: String,
@@ -175,58 +213,9 @@ pub struct Catalog {
     kernel_knowledge: Option<usize>,
 }
 
-/// Lowercases and collapses whitespace (and typographic quotes) so that "CUDA  out of\tmemory"
-/// and "cuda out of memory" are the same text.
-pub fn normalise(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut space = false;
-    let mut chars = s.chars().peekable();
-    while let Some(c) = chars.next() {
-        // ANSI escape sequences (terminal colours, `\x1b[31m`…`\x1b[0m`) are not text: a CSI
-        // sequence runs from ESC [ to its final byte (0x40-0x7E), an OSC one from ESC ] to BEL
-        // or ESC \ (ECMA-48, https://ecma-international.org/publications-and-standards/standards/ecma-48/).
-        if c == '\u{1b}' {
-            match chars.peek() {
-                Some('[') => {
-                    chars.next();
-                    for d in chars.by_ref() {
-                        if ('\u{40}'..='\u{7e}').contains(&d) {
-                            break;
-                        }
-                    }
-                }
-                Some(']') => {
-                    chars.next();
-                    while let Some(d) = chars.next() {
-                        if d == '\u{7}' || (d == '\u{1b}' && chars.next_if_eq(&'\\').is_some()) {
-                            break;
-                        }
-                    }
-                }
-                Some(_) => {
-                    chars.next();
-                }
-                None => {}
-            }
-            continue;
-        }
-        let c = match c {
-            '\u{2018}' | '\u{2019}' | '`' => '\'',
-            '\u{201c}' | '\u{201d}' => '"',
-            c => c,
-        };
-        if c.is_whitespace() {
-            space = true;
-            continue;
-        }
-        if space && !out.is_empty() {
-            out.push(' ');
-        }
-        space = false;
-        out.extend(c.to_lowercase());
-    }
-    out
-}
+#[path = "normalise.rs"]
+mod normalise_text;
+pub use normalise_text::normalise;
 
 fn category(s: &str) -> Option<Category> {
     Category::ALL
@@ -240,6 +229,7 @@ impl Catalog {
         Catalog::from_texts(
             "embedded",
             EMBEDDED.iter().map(|(n, t)| (n.to_string(), t.to_string())),
+            true,
         )
     }
 
@@ -278,12 +268,14 @@ impl Catalog {
             let t = crate::userfile::read(path, "the explain catalog").map_err(|e| vec![e])?;
             files.push((path.display().to_string(), t));
         }
-        Catalog::from_texts(&path.display().to_string(), files.into_iter())
+        Catalog::from_texts(&path.display().to_string(), files.into_iter(), false)
     }
 
+    /// `lazy_regex`: the built-in catalog ([`LazyRegex`]).
     fn from_texts(
         source: &str,
         files: impl Iterator<Item = (String, String)>,
+        lazy_regex: bool,
     ) -> Result<Catalog, Vec<String>> {
         let mut errors = Vec::new();
         let mut sigs = Vec::new();
@@ -308,7 +300,7 @@ impl Catalog {
             version = file.version;
             for s in file.signatures {
                 let at = format!("{name}:{}", s.referenced.line());
-                match validate(s.value, &at) {
+                match validate(s.value, &at, lazy_regex) {
                     Ok(sig) => {
                         if !ids.insert(sig.id.clone()) {
                             errors.push(format!("{at}: signature id {:?} is used twice", sig.id));
@@ -717,7 +709,9 @@ pub fn strip_log_prefix(n: &str) -> &str {
     }
 }
 
-fn validate(s: SignatureSpec, at: &str) -> Result<Signature, Vec<String>> {
+/// `lazy_regex`: the built-in catalog, whose regexes are compiled when first used (a test
+/// compiles them all).
+fn validate(s: SignatureSpec, at: &str, lazy_regex: bool) -> Result<Signature, Vec<String>> {
     let mut errors = Vec::new();
     let id = s.id.clone();
     let here = |what: String| format!("{at}: signature {id:?}: {what}");
@@ -762,7 +756,12 @@ fn validate(s: SignatureSpec, at: &str) -> Result<Signature, Vec<String>> {
             "needs at least one pattern, each of 3 characters or more".into(),
         ));
     }
-    let regex = match s.regex.as_deref().map(Regex::new) {
+    let regex = match s.regex.as_deref() {
+        None => None,
+        Some(r) if lazy_regex => Some(Ok(LazyRegex::lazy(r))),
+        Some(r) => Some(LazyRegex::compiled(r)),
+    };
+    let regex = match regex {
         None => None,
         Some(Ok(r)) => Some(r),
         Some(Err(e)) => {

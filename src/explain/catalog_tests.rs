@@ -18,6 +18,7 @@ fn errors_name_file_and_line() {
     let e = Catalog::from_texts(
         "f.yaml",
         std::iter::once(("f.yaml".to_string(), text.to_string())),
+        false,
     )
     .unwrap_err();
     assert!(e[0].starts_with("f.yaml:4"), "{e:?}");
@@ -167,4 +168,23 @@ fn word_bounds_follow_the_length_of_the_end_words() {
         !ids("nvidia-nvswitch1: SXid (PCI:0000:84:00.0): 12028, Non-fatal")
             .contains(&"xid".to_string())
     );
+}
+
+/// The built-in catalog's regexes, compiled at their first use, all compile.
+#[test]
+fn every_regex_of_the_built_in_catalog_compiles() {
+    let cat = Catalog::embedded().unwrap();
+    let with: Vec<&Signature> = cat
+        .signatures
+        .iter()
+        .filter(|s| s.regex.is_some())
+        .collect();
+    assert!(with.len() >= 5, "{}", with.len());
+    for s in with {
+        assert!(
+            s.regex.as_ref().and_then(LazyRegex::get).is_some(),
+            "{}: its regex does not compile",
+            s.id
+        );
+    }
 }

@@ -1,16 +1,18 @@
 //! `explain --log FILE`: scans a log of any size. Each block of lines is lowercased into a second
 //! buffer, and vectorised (Teddy) searches over a small cover of the catalog's patterns ([`cover`]:
-//! literals chosen against ordinary log text, in groups of [`GROUP`]) find the candidate lines; a
-//! byte-at-a-time automaton over the catalog's few hundred patterns ran at a fifth of the speed
-//! (counted in instructions on a 30 MB vLLM log, about as many as these searches). A regular file
-//! of some size is cut into segments of whole lines that several threads search at once
-//! ([`scan_file`]); a pipe is read in one stream ([`scan_with`]). Either way the text is read 256
-//! KiB at a time, so that it is still in the core's cache when it is lowercased and searched
-//! (reading a 16 MiB segment first cost 17 % more time). Only a candidate line is decoded and
-//! matched against the whole catalog (normalised, as pasted text is), in the order of the log, on
-//! one thread; of a line longer than [`MAX_LINE`], the window of that size around each hit. Line
-//! numbers come from counting newlines with memchr. Each distinct match is reported once, with its
-//! count and first line.
+//! literals chosen against ordinary log text, in groups of [`super::cover::GROUP`]) find the
+//! candidate lines; a byte-at-a-time automaton over the catalog's few hundred patterns ran at a
+//! fifth of the speed (counted in instructions on a 30 MB vLLM log, about as many as these
+//! searches). A regular file of some size is cut into segments of whole lines that several threads
+//! search at once ([`scan_file`]); the threads take turns reading a pipe a block of whole lines at
+//! a time ([`scan_stream`]); a small file is one stream ([`scan_with`]). The text is searched
+//! 128 KiB at a time, so that it is still in the core's cache when it is lowercased and searched
+//! (reading a 16 MiB segment first cost 17 % more time). A candidate line is decoded and matched
+//! against the whole catalog (normalised, as pasted text is) by the thread that found it; what
+//! matches is merged in the order of the log, on one thread; of a line longer than [`MAX_LINE`],
+//! the window of that size around each hit. The cover of the built-in catalog is computed by
+//! build.rs (src/explain/cover.rs). Line numbers come from counting newlines with memchr. Each
+//! distinct match is reported once, with its count and first line.
 
 use std::collections::HashMap;
 use std::io::Read;
@@ -18,6 +20,9 @@ use std::io::Read;
 use aho_corasick::{AhoCorasick, Input, MatchKind};
 
 use super::catalog::Catalog;
+use super::cover::{cover_of, Cover};
+#[cfg(test)]
+use super::cover::{BACKGROUND, BACKGROUND_WEIGHT, GROUP, SHORT_WEIGHT};
 use super::{line_matches_of, rank, Match};
 use crate::faults::logparse::LogParser;
 use crate::matrix::Matrix;
@@ -34,13 +39,30 @@ const BLOCK: usize = 128 * 1024;
 const SEGMENT: u64 = 16 << 20;
 /// Files smaller than this are scanned on one thread.
 const PARALLEL_FROM: u64 = 64 << 20;
-/// Literals a vectorised (Teddy) search takes at once. Teddy puts them in 8 or 16 buckets by a
-/// fingerprint of their first bytes, and every fingerprint hit is verified: the fewer literals
-/// in a bucket, the fewer false hits, but each group is one more pass over the text. Counted in
-/// instructions (valgrind) over 30 MB logs of scripts/bench-explain-gen.py, the searches of
-/// groups of 24 took 0.87 (vLLM) and 0.92 (PyTorch) of groups of 45, 1.03 on NCCL, and groups
-/// of 32 more than either (docs/benchmarks.md).
-pub(crate) const GROUP: usize = 24;
+
+/// The compatibility matrix that matched lines are explained with (some enrichers read it).
+/// The built-in one ([`EmbeddedMatrix`]) is loaded only when a line first matches: parsing it
+/// was 36 M instructions, a fifth of the start-up of `explain --log` on a log with no error.
+pub trait MatrixSource {
+    /// `None`: it cannot be loaded.
+    fn matrix(&self) -> Option<&Matrix>;
+}
+
+impl MatrixSource for Matrix {
+    fn matrix(&self) -> Option<&Matrix> {
+        Some(self)
+    }
+}
+
+/// The built-in matrix, loaded at its first use.
+#[derive(Default)]
+pub struct EmbeddedMatrix(std::sync::OnceLock<Option<Matrix>>);
+
+impl MatrixSource for EmbeddedMatrix {
+    fn matrix(&self) -> Option<&Matrix> {
+        self.0.get_or_init(|| Matrix::embedded().ok()).as_ref()
+    }
+}
 
 pub struct ScanResult {
     pub matches: Vec<Match>,
@@ -73,7 +95,7 @@ fn head_not_text(head: &[u8]) -> bool {
     super::catalog::mostly_binary(&String::from_utf8_lossy(head))
 }
 
-pub fn scan<R: Read>(r: R, m: &Matrix) -> std::io::Result<ScanResult> {
+pub fn scan<R: Read>(r: R, m: &dyn MatrixSource) -> std::io::Result<ScanResult> {
     let cat = super::embedded_catalog()
         .ok_or_else(|| std::io::Error::other("the built-in explain catalog is broken"))?;
     scan_with(r, m, cat)
@@ -101,339 +123,57 @@ struct Prefilter {
     hidden: AhoCorasick,
 }
 
-/// Ordinary output of GPU jobs (PyTorch, NCCL INFO, tqdm, vLLM, the Hugging Face Trainer, the
-/// kernel log) and English prose: the prefilter's literals are chosen to be rare in it.
-const BACKGROUND: &str = include_str!("../../explain-catalog/log-background.txt");
-
-/// What a literal found in one line of [`BACKGROUND`] weighs against a literal more in the
-/// searches: a piece that ordinary lines hold makes those lines candidates, each matched in full
-/// (about a microsecond), where a search of a few hundred MB/s would have passed it.
-const BACKGROUND_WEIGHT: f64 = 10.0;
-
-/// What a literal of three bytes weighs more than a longer one.
-const SHORT_WEIGHT: f64 = 2.0;
-
-/// The literals the prefilter looks for, derived from the catalog's patterns: a cover (every
-/// pattern contains one of them) chosen greedily among the 4- to 6-byte pieces of the patterns'
-/// words, weighing how many patterns a piece covers against how many lines of ordinary output
-/// ([`BACKGROUND`]) hold it: `cuda`, `gpu`, `nvrm` or `memory` would make every line of a
-/// PyTorch, NCCL or kernel log a candidate, `udaerr` or `fallen` none. Pieces with a quote
-/// (typographic quotes are normalised) or a byte outside ASCII (the prefilter lowercases ASCII
-/// only) are left out where the pattern has others; a pattern without such pieces is looked for
-/// by its longest word (whitespace between words varies). Grouped by
-/// [`GROUP`], shorter literals together.
+/// [`cover_of`] the patterns of `cat`.
 pub(crate) fn cover(cat: &Catalog) -> Cover {
-    let mut pats: Vec<&str> = cat
-        .signatures
+    cover_of(&cover_patterns(cat))
+}
+
+/// The patterns the cover must find: every signature's, and each mined message family's anchor
+/// (a pattern of its signature, explain::catalog).
+fn cover_patterns(cat: &Catalog) -> Vec<&str> {
+    cat.signatures
         .iter()
         .flat_map(|s| s.patterns.iter().map(String::as_str))
-        // A message family's anchor is a pattern of its signature (explain::catalog).
         .chain(cat.families.iter().filter_map(|(_, f)| f.anchor()))
-        .collect();
-    pats.sort_unstable();
-    pats.dedup();
-    let split = PatternPieces::of(&pats);
-    let seen = background_counts(&pats, &split.pieces);
-    let chosen = greedy_cover(&split, &seen, pats.len());
-    group_cover(chosen, &pats, &split, &seen)
+        .collect()
 }
 
-/// Whether a piece can be a literal of the prefilter: ASCII (the prefilter lowercases ASCII
-/// only), no quote (typographic quotes are normalised).
-fn fits(x: &str) -> bool {
-    x.is_ascii() && !x.contains(['\'', '"'])
-}
+/// A weak literal of the committed cover, with the words of the patterns it stands for.
+type BuiltWeak = (&'static str, &'static [&'static [&'static str]]);
 
-/// The 3- to 6-byte pieces of the patterns' words, numbered once, and the pieces of each
-/// pattern (its longest fitting word where it has no piece).
-struct PatternPieces {
-    ids: std::collections::HashMap<String, usize>,
-    pieces: Vec<String>,
-    of_pattern: Vec<Vec<usize>>,
-}
+/// The built-in catalog's cover, computed by [`cover_of`] and committed (a test holds it to what
+/// `cover_of` gives now): computing it at each start took about 50 M instructions, a third of
+/// `explain`'s start-up.
+#[rustfmt::skip]
+#[path = "cover_built.rs"]
+mod built;
 
-impl PatternPieces {
-    fn of(pats: &[&str]) -> PatternPieces {
-        use std::collections::HashMap;
-        let fit = fits;
-        let mut ids: HashMap<String, usize> = HashMap::new();
-        let mut pieces: Vec<String> = Vec::new();
-        let mut of_pattern: Vec<Vec<usize>> = Vec::new();
-        for p in pats {
-            let mut g: Vec<String> = Vec::new();
-            for w in p.split(' ') {
-                let chars: Vec<(usize, char)> = w.char_indices().collect();
-                // A word of three ("xid", "nan", "old") is a piece too, weighed as rarer ones are.
-                if chars.len() == 3 && fit(w) && !w.chars().all(|c| c.is_ascii_digit()) {
-                    g.push(w.to_string());
-                }
-                for n in 4..=6 {
-                    for i in 0..chars.len().saturating_sub(n - 1) {
-                        let (Some(&(a, _)), end) = (chars.get(i), chars.get(i + n)) else {
-                            continue;
-                        };
-                        let b = end.map_or(w.len(), |&(b, _)| b);
-                        let x = w.get(a..b).unwrap_or("");
-                        let numeric = x.chars().all(|c| c.is_ascii_digit() || c == '.');
-                        if !x.is_empty() && !numeric && fit(x) {
-                            g.push(x.to_string());
-                        }
-                    }
-                }
-            }
-            if g.is_empty() {
-                let longest = p
-                    .split(' ')
-                    .filter(|w| fit(w))
-                    .max_by_key(|w| (!w.chars().all(|c| c.is_ascii_digit()), w.len()))
-                    .unwrap_or(p);
-                g.push(longest.to_string());
-            }
-            g.sort_unstable();
-            g.dedup();
-            of_pattern.push(
-                g.into_iter()
-                    .map(|x| {
-                        let n = pieces.len();
-                        *ids.entry(x.clone()).or_insert_with(|| {
-                            pieces.push(x);
-                            n
-                        })
-                    })
-                    .collect(),
-            );
-        }
-        PatternPieces {
-            ids,
-            pieces,
-            of_pattern,
-        }
+/// The committed cover, when `cat`'s patterns are the ones it was computed from (the built-in
+/// catalog, or a copy of it given with `--catalog`).
+fn built_cover(cat: &Catalog) -> Option<Cover> {
+    if super::cover::patterns_hash(&cover_patterns(cat)) != built::PATTERNS_HASH {
+        return None;
     }
-}
-
-/// How many lines of ordinary output ([`BACKGROUND`]) hold each piece and each word of 3 to 6
-/// bytes of the patterns (for the weak literals' words).
-fn background_counts<'a>(
-    pats: &[&'a str],
-    pieces: &'a [String],
-) -> std::collections::HashMap<&'a [u8], u32> {
-    use std::collections::HashMap;
-    let lowered: Vec<Vec<u8>> = BACKGROUND
-        .lines()
-        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
-        .map(|l| l.as_bytes().to_ascii_lowercase())
-        .collect();
-    // Only these are counted, one hash lookup per window of a background line.
-    // literals' words): only these are counted, one hash lookup per window of a background line.
-    let mut seen: HashMap<&[u8], (u32, usize)> = HashMap::new();
-    for x in pieces {
-        seen.insert(x.as_bytes(), (0, usize::MAX));
-    }
-    for p in pats {
-        for w in p.split(' ') {
-            seen.insert(w.as_bytes(), (0, usize::MAX));
-        }
-    }
-    for (n, l) in lowered.iter().enumerate() {
-        for len in 3..=6 {
-            for w in l.windows(len) {
-                if let Some(e) = seen.get_mut(w) {
-                    // Each line once.
-                    if e.1 != n {
-                        *e = (e.0 + 1, n);
-                    }
-                }
-            }
-        }
-    }
-    let seen: HashMap<&[u8], u32> = seen
-        .into_iter()
-        .filter(|(k, _)| (3..=6).contains(&k.len()))
-        .map(|(k, (c, _))| (k, c))
-        .collect();
-    seen
-}
-
-/// The greedy cover: pieces chosen until every pattern holds one.
-fn greedy_cover(
-    split: &PatternPieces,
-    seen: &std::collections::HashMap<&[u8], u32>,
-    n_patterns: usize,
-) -> Vec<String> {
-    let PatternPieces {
-        pieces, of_pattern, ..
-    } = split;
-    let cost: Vec<f64> = pieces
-        .iter()
-        .map(|x| {
-            // Three bytes are in more words than any sample shows.
-            let short = if x.len() < 4 { SHORT_WEIGHT } else { 0.0 };
-            1.0 + short + BACKGROUND_WEIGHT * f64::from(*seen.get(x.as_bytes()).unwrap_or(&0))
-        })
-        .collect();
-    let mut covers = vec![0usize; pieces.len()];
-    for g in of_pattern {
-        for &i in g {
-            if let Some(c) = covers.get_mut(i) {
-                *c += 1;
-            }
-        }
-    }
-    // The patterns each piece is in.
-    let mut in_patterns: Vec<Vec<usize>> = vec![Vec::new(); pieces.len()];
-    for (j, g) in of_pattern.iter().enumerate() {
-        for &i in g {
-            if let Some(v) = in_patterns.get_mut(i) {
-                v.push(j);
-            }
-        }
-    }
-    let score = |covers: &[usize], i: usize| -> f64 {
-        covers.get(i).copied().unwrap_or(0) as f64 / cost.get(i).copied().unwrap_or(1.0)
-    };
-    // Greedy: the most patterns covered for the weight; then the longer piece; then the first
-    // in order. A piece's score only falls as patterns are covered, so a heap of scores that
-    // may be stale gives the best piece once its popped score is still its score (lazy greedy:
-    // the same choices as rescoring every piece each round).
-    let mut heap: std::collections::BinaryHeap<Ranked> = (0..pieces.len())
-        .filter(|&i| covers.get(i).is_some_and(|&c| c > 0))
-        .map(|i| Ranked {
-            score: score(&covers, i),
-            piece: pieces.get(i).map_or("", String::as_str),
-            i,
-        })
-        .collect();
-    let mut covered = vec![false; n_patterns];
-    let mut chosen: Vec<String> = Vec::new();
-    while let Some(top) = heap.pop() {
-        if covers.get(top.i).is_none_or(|&c| c == 0) {
-            continue;
-        }
-        let now = score(&covers, top.i);
-        if now.total_cmp(&top.score).is_ne() {
-            heap.push(Ranked { score: now, ..top });
-            continue;
-        }
-        let best = top.i;
-        for &j in in_patterns.get(best).map_or(&[][..], Vec::as_slice) {
-            if covered.get(j).copied().unwrap_or(true) {
-                continue;
-            }
-            if let Some(c) = covered.get_mut(j) {
-                *c = true;
-            }
-            for &i in of_pattern.get(j).map_or(&[][..], Vec::as_slice) {
-                if let Some(c) = covers.get_mut(i) {
-                    *c = c.saturating_sub(1);
-                }
-            }
-        }
-        chosen.push(top.piece.to_string());
-    }
-    chosen
-}
-
-/// The chosen literals as the prefilter uses them: the strong ones in groups of [`GROUP`],
-/// shorter ones together; each weak one (seen in ordinary output) with the words of every
-/// pattern it is a piece of, rarest first.
-fn group_cover(
-    mut chosen: Vec<String>,
-    pats: &[&str],
-    split: &PatternPieces,
-    seen: &std::collections::HashMap<&[u8], u32>,
-) -> Cover {
-    let PatternPieces {
-        ids, of_pattern, ..
-    } = split;
-    let fit = fits;
-    chosen.sort_by(|a, b| a.len().cmp(&b.len()).then_with(|| a.cmp(b)));
-    let (weak, strong): (Vec<String>, Vec<String>) = chosen
-        .into_iter()
-        .partition(|x| seen.get(x.as_bytes()).is_some_and(|&n| n > 0));
-    // Each weak literal with the words of every pattern it is a piece of, rarest first.
-    let rarity = |w: &str| seen.get(w.as_bytes()).copied().unwrap_or(0);
-    let weak = weak
-        .into_iter()
-        .map(|x| {
-            let id = ids.get(&x).copied();
-            let mut of: Vec<Vec<String>> = pats
-                .iter()
-                .zip(of_pattern)
-                .filter(|(_, g)| id.is_some_and(|i| g.contains(&i)))
-                .map(|(p, _)| {
-                    let mut words: Vec<String> = p
-                        .split(' ')
-                        .filter(|w| !w.is_empty() && fit(w))
-                        .map(str::to_string)
-                        .collect();
-                    words.sort_by_key(|w| (rarity(w), std::cmp::Reverse(w.len())));
-                    words.dedup();
-                    words
-                })
-                .collect();
-            of.sort();
-            of.dedup();
-            (x, of)
-        })
-        .collect();
-    Cover {
-        strong: strong.chunks(GROUP).map(<[String]>::to_vec).collect(),
-        weak,
-    }
-}
-
-/// A piece of [`cover`]'s greedy choice, ordered by its score, then its length, then (first
-/// in order is greater) the piece itself.
-struct Ranked<'a> {
-    score: f64,
-    piece: &'a str,
-    i: usize,
-}
-
-impl Ord for Ranked<'_> {
-    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-        self.score
-            .total_cmp(&o.score)
-            .then(self.piece.len().cmp(&o.piece.len()))
-            .then(o.piece.cmp(self.piece))
-    }
-}
-
-impl PartialOrd for Ranked<'_> {
-    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(o))
-    }
-}
-
-impl PartialEq for Ranked<'_> {
-    fn eq(&self, o: &Self) -> bool {
-        self.cmp(o).is_eq()
-    }
-}
-
-impl Eq for Ranked<'_> {}
-
-/// The prefilter's literals ([`cover`]).
-#[derive(Clone)]
-pub(crate) struct Cover {
-    /// Literals no line of the background holds: a line with one is a candidate. In groups for
-    /// the vectorised searches.
-    pub strong: Vec<Vec<String>>,
-    /// Literals that ordinary lines hold (`alloca` of "cannot allocate memory" is in PyTorch's
-    /// "max memory allocated"), each with the words of the patterns it stands for: a line with
-    /// one is a candidate only when it also holds every word of one of those patterns (a
-    /// pattern in a normalised line has each of its words in the lowercased line).
-    pub weak: Vec<(String, Vec<Vec<String>>)>,
+    let owned = |v: &[&str]| -> Vec<String> { v.iter().map(|x| x.to_string()).collect() };
+    Some(Cover {
+        strong: built::STRONG.iter().map(|g| owned(g)).collect(),
+        weak: built::WEAK
+            .iter()
+            .map(|(x, of)| (x.to_string(), of.iter().map(|w| owned(w)).collect()))
+            .collect(),
+    })
 }
 
 impl Prefilter {
     fn new(cat: &Catalog) -> std::io::Result<Prefilter> {
-        // The built-in catalog's cover is computed once a process (a few ms; the fuzzers scan
-        // thousands of times).
+        // The built-in catalog's cover is build.rs's; any other's is computed, once a process for
+        // the built-in one (the fuzzers scan thousands of times).
         static EMBEDDED: std::sync::OnceLock<Cover> = std::sync::OnceLock::new();
         let cover = match super::embedded_catalog() {
-            Some(e) if std::ptr::eq(e, cat) => EMBEDDED.get_or_init(|| cover(cat)).clone(),
-            _ => cover(cat),
+            Some(e) if std::ptr::eq(e, cat) => EMBEDDED
+                .get_or_init(|| built_cover(cat).unwrap_or_else(|| cover(cat)))
+                .clone(),
+            _ => built_cover(cat).unwrap_or_else(|| cover(cat)),
         };
         let mut groups = cover.strong;
         let mut weak_searcher = None;
@@ -657,17 +397,20 @@ fn candidate_lines(
 /// merges what they show: each distinct match once, with its count and first line.
 struct Collector<'a> {
     cat: &'a Catalog,
-    matrix: &'a Matrix,
+    matrix: &'a dyn MatrixSource,
+    /// A candidate line matched and the matrix could not be had.
+    no_matrix: bool,
     parser: LogParser,
     found: HashMap<String, usize>,
     out: Vec<Match>,
 }
 
 impl<'a> Collector<'a> {
-    fn new(cat: &'a Catalog, matrix: &'a Matrix) -> Self {
+    fn new(cat: &'a Catalog, matrix: &'a dyn MatrixSource) -> Self {
         Collector {
             cat,
             matrix,
+            no_matrix: false,
             parser: LogParser::new(),
             found: HashMap::new(),
             out: Vec::new(),
@@ -682,7 +425,11 @@ impl<'a> Collector<'a> {
 
     /// A line whose matching signatures are known (`hits`, none skipped).
     fn line_of(&mut self, line_no: u64, text: &str, hits: Vec<usize>) {
-        for mut x in line_matches_of(self.cat, text, hits, self.matrix, &mut self.parser) {
+        let Some(matrix) = self.matrix.matrix() else {
+            self.no_matrix = true;
+            return;
+        };
+        for mut x in line_matches_of(self.cat, text, hits, matrix, &mut self.parser) {
             match self.found.get(&x.key) {
                 Some(&i) => {
                     if let Some(e) = self.out.get_mut(i) {
@@ -699,19 +446,28 @@ impl<'a> Collector<'a> {
         }
     }
 
-    fn finish(mut self, lines: u64, bytes: u64, not_text: bool) -> ScanResult {
+    fn finish(mut self, lines: u64, bytes: u64, not_text: bool) -> std::io::Result<ScanResult> {
+        if self.no_matrix {
+            return Err(std::io::Error::other(
+                "internal error: the built-in compatibility matrix does not load; please report it",
+            ));
+        }
         rank(&mut self.out);
-        ScanResult {
+        Ok(ScanResult {
             matches: self.out,
             lines,
             bytes,
             not_text,
-        }
+        })
     }
 }
 
 /// [`scan`] with a given catalog, one thread, from any reader (a pipe, standard input).
-pub fn scan_with<R: Read>(r: R, m: &Matrix, cat: &Catalog) -> std::io::Result<ScanResult> {
+pub fn scan_with<R: Read>(
+    r: R,
+    m: &dyn MatrixSource,
+    cat: &Catalog,
+) -> std::io::Result<ScanResult> {
     let pre = Prefilter::new(cat)?;
     let mut col = Collector::new(cat, m);
     let mut r = Head {
@@ -721,7 +477,240 @@ pub fn scan_with<R: Read>(r: R, m: &Matrix, cat: &Catalog) -> std::io::Result<Sc
     let (newlines, bytes, last) =
         stream_candidates(&mut r, &pre, |before, raw| col.line(before + 1, raw))?;
     let lines = newlines + u64::from(bytes > 0 && last != Some(b'\n'));
-    Ok(col.finish(lines, bytes, head_not_text(&r.head)))
+    col.finish(lines, bytes, head_not_text(&r.head))
+}
+
+/// What a scanning thread reads of a pipe at a time: whole lines (a line longer than this
+/// is cut, as a segment of a file is).
+const PIPE_BLOCK: usize = 1 << 20;
+
+/// What one scanning thread found in one block of a stream: its number, the lines that match
+/// (the newlines before each in the block, the text, the signatures), its newlines.
+type Scanned = (usize, Found, u64);
+
+/// The lines of a block that match: the newlines before each in the block, the text, the
+/// signatures.
+type Found = Vec<(u64, String, Vec<usize>)>;
+
+/// Scanning threads for a stream (`threads` 0 = one per CPU, `GPUDOCTOR_SCAN_THREADS` overrides).
+fn scan_threads(threads: usize) -> usize {
+    match threads {
+        0 => std::env::var("GPUDOCTOR_SCAN_THREADS")
+            .ok()
+            .and_then(|v| v.trim().parse::<usize>().ok())
+            .filter(|&n| n > 0)
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+        n => n,
+    }
+    .min(16)
+}
+
+/// [`scan_with`] on several threads, for a stream that cannot be read at an offset (a pipe,
+/// standard input): `threads` scanning threads take turns reading the next block of whole lines
+/// ([`PIPE_BLOCK`]) and each lowercases, searches and matches its own block; this thread matches
+/// what they found in the log's order. One block a thread is held at once. One thread, or
+/// `threads` < 2, is [`scan_with`].
+pub fn scan_stream<R: Read + Send>(
+    r: R,
+    m: &dyn MatrixSource,
+    cat: &Catalog,
+    threads: usize,
+) -> std::io::Result<ScanResult> {
+    scan_stream_in(r, m, cat, scan_threads(threads), PIPE_BLOCK)
+}
+
+/// [`scan_stream`] with blocks of `block` bytes.
+fn scan_stream_in<R: Read + Send>(
+    r: R,
+    m: &dyn MatrixSource,
+    cat: &Catalog,
+    threads: usize,
+    block: usize,
+) -> std::io::Result<ScanResult> {
+    if threads < 2 {
+        return scan_with(r, m, cat);
+    }
+    let pre = Prefilter::new(cat)?;
+    let mut col = Collector::new(cat, m);
+    let src = std::sync::Mutex::new(Source {
+        r: Head {
+            r,
+            head: Vec::new(),
+        },
+        carry: Vec::new(),
+        next: 0,
+        bytes: 0,
+        last: None,
+        eof: false,
+    });
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<std::io::Result<Scanned>>();
+    let mut order = InOrder {
+        col: &mut col,
+        waiting: std::collections::BTreeMap::new(),
+        next: 0,
+        newlines: 0,
+    };
+    let mut failed = None;
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            let (pre, src, done_tx) = (&pre, &src, done_tx.clone());
+            s.spawn(move || read_and_scan(pre, cat, src, &done_tx, block));
+        }
+        drop(done_tx);
+        for x in done_rx {
+            match x {
+                Ok(x) => order.take(x),
+                Err(e) => {
+                    if failed.is_none() {
+                        failed = Some(e);
+                    }
+                }
+            }
+        }
+    });
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    let newlines = order.newlines;
+    let src = src
+        .into_inner()
+        .map_err(|_| std::io::Error::other("a scanning thread failed"))?;
+    if order.next < src.next {
+        return Err(std::io::Error::other("a scanning thread failed"));
+    }
+    let lines = newlines + u64::from(src.bytes > 0 && src.last != Some(b'\n'));
+    col.finish(lines, src.bytes, head_not_text(&src.r.head))
+}
+
+/// The stream [`scan_stream`]'s threads share: each takes the next block under the lock and
+/// scans it itself, so that the block is in its own core's cache when it is lowercased and
+/// searched, and no thread only waits on the pipe. (A reading thread handing blocks to the
+/// scanning threads took the same time on an 88 MB log, and held two blocks a thread.)
+struct Source<R> {
+    r: Head<R>,
+    /// The partial last line of the block read last.
+    carry: Vec<u8>,
+    /// The number of the next block.
+    next: usize,
+    bytes: u64,
+    last: Option<u8>,
+    eof: bool,
+}
+
+/// A scanning thread of [`scan_stream`]: reads the next block (in turn with the others), scans
+/// it, and sends what it holds (the lines that match), until the stream ends.
+fn read_and_scan<R: Read>(
+    pre: &Prefilter,
+    cat: &Catalog,
+    src: &std::sync::Mutex<Source<R>>,
+    done: &std::sync::mpsc::Sender<std::io::Result<Scanned>>,
+    block: usize,
+) {
+    let mut lower = Vec::with_capacity(BLOCK + MAX_LINE);
+    let mut buf = Vec::new();
+    loop {
+        let n = {
+            let Ok(mut g) = src.lock() else { return };
+            let s = &mut *g;
+            if s.eof {
+                return;
+            }
+            match read_block(&mut s.r, &mut s.carry, std::mem::take(&mut buf), block) {
+                Ok((b, got, eof)) => {
+                    buf = b;
+                    s.bytes += got;
+                    s.eof = eof;
+                }
+                Err(e) => {
+                    s.eof = true;
+                    let _ = done.send(Err(e));
+                    return;
+                }
+            }
+            if buf.is_empty() {
+                continue;
+            }
+            s.last = buf.last().copied();
+            s.next += 1;
+            s.next - 1
+        };
+        let mut cands = Vec::new();
+        let nl = candidate_lines(pre, &buf, &mut lower, |before, raw| {
+            let text = String::from_utf8_lossy(raw);
+            let hits = cat.matches(&text);
+            if !hits.is_empty() {
+                cands.push((before, text.into_owned(), hits));
+            }
+        });
+        if done.send(Ok((n, cands, nl))).is_err() {
+            return;
+        }
+    }
+}
+
+/// The blocks of [`scan_stream`] as the threads finish them, matched in the log's order.
+struct InOrder<'c, 'a> {
+    col: &'c mut Collector<'a>,
+    /// Blocks scanned but not yet matched (one before them is still being scanned).
+    waiting: std::collections::BTreeMap<usize, (Found, u64)>,
+    /// The next block to match.
+    next: usize,
+    /// The newlines of the blocks matched.
+    newlines: u64,
+}
+
+impl InOrder<'_, '_> {
+    fn take(&mut self, (n, cands, nl): Scanned) {
+        self.waiting.insert(n, (cands, nl));
+        while let Some((cands, nl)) = self.waiting.remove(&self.next) {
+            for (before, text, hits) in cands {
+                self.col.line_of(self.newlines + before + 1, &text, hits);
+            }
+            self.newlines += nl;
+            self.next += 1;
+        }
+    }
+}
+
+/// Fills `buf` (a buffer back from a thread keeps its length: no new zeroing) with `carry`, the
+/// partial last line of the block before, and what `r` gives, up to `block` bytes; leaves the
+/// new partial last line in `carry` (but for the end of the stream, or a line longer than a
+/// block, which is cut). Returns the block, the bytes read, and whether the stream ended.
+fn read_block<R: Read>(
+    r: &mut R,
+    carry: &mut Vec<u8>,
+    mut buf: Vec<u8>,
+    block: usize,
+) -> std::io::Result<(Vec<u8>, u64, bool)> {
+    let have = carry.len();
+    if buf.len() < have.max(block) {
+        buf.resize(have.max(block), 0);
+    }
+    if let Some(front) = buf.get_mut(..have) {
+        front.copy_from_slice(carry);
+    }
+    carry.clear();
+    let mut filled = have;
+    let mut eof = false;
+    while filled < buf.len() {
+        match r.read(buf.get_mut(filled..).unwrap_or(&mut [])) {
+            Ok(0) => {
+                eof = true;
+                break;
+            }
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    buf.truncate(filled);
+    if !eof {
+        if let Some(i) = memchr::memrchr(b'\n', &buf) {
+            carry.extend_from_slice(buf.get(i + 1..).unwrap_or(&[]));
+            buf.truncate(i + 1);
+        }
+    }
+    Ok((buf, (filled - have) as u64, eof))
 }
 
 /// Reads `r` a chunk at a time (small enough to stay in the core's cache while it is searched)
@@ -806,21 +795,17 @@ impl Read for Range<'_> {
 /// CPU (`GPUDOCTOR_SCAN_THREADS` overrides).
 pub fn scan_file(
     f: std::fs::File,
-    m: &Matrix,
+    m: &dyn MatrixSource,
     cat: &Catalog,
     threads: usize,
 ) -> std::io::Result<ScanResult> {
     let meta = f.metadata()?;
-    let threads = match threads {
-        0 => std::env::var("GPUDOCTOR_SCAN_THREADS")
-            .ok()
-            .and_then(|v| v.trim().parse::<usize>().ok())
-            .filter(|&n| n > 0)
-            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
-        n => n,
+    let threads = scan_threads(threads);
+    if !meta.is_file() {
+        // A named pipe, a device: read as a stream, scanned by the threads.
+        return scan_stream(f, m, cat, threads);
     }
-    .min(16);
-    if !meta.is_file() || meta.len() < PARALLEL_FROM || threads < 2 {
+    if meta.len() < PARALLEL_FROM || threads < 2 {
         return scan_with(f, m, cat);
     }
     scan_parallel(&f, meta.len(), m, cat, threads, SEGMENT)
@@ -875,7 +860,7 @@ fn line_start_from(
 fn scan_parallel(
     f: &std::fs::File,
     len: u64,
-    m: &Matrix,
+    m: &dyn MatrixSource,
     cat: &Catalog,
     threads: usize,
     segment: u64,
@@ -952,7 +937,7 @@ fn scan_parallel(
     let mut head = vec![0u8; HEAD];
     let n = read_full_at(f, &mut head, 0)?;
     head.truncate(n);
-    Ok(col.finish(line_no, bytes, head_not_text(&head)))
+    col.finish(line_no, bytes, head_not_text(&head))
 }
 
 /// Standard input up to this size is a paste, explained as a whole (a bare code, lines read
@@ -970,37 +955,43 @@ pub enum Stdin {
 /// Reads standard input as `explain` does: a paste whole, anything longer scanned as a log to
 /// its end (no cap). A regular file on standard input (`explain < FILE`) is scanned as
 /// [`scan_file`] scans it, by several threads, when it is read from its start.
-pub fn read_stdin(m: &Matrix, cat: &Catalog) -> std::io::Result<Stdin> {
+pub fn read_stdin(m: &dyn MatrixSource, cat: &Catalog) -> std::io::Result<Stdin> {
     if let Some(r) = stdin_as_file(m, cat, PASTE_MAX as u64)? {
         return Ok(Stdin::Log(r));
     }
     let mut first = Vec::new();
-    let mut input = std::io::stdin().lock();
+    // `Stdin`, not its lock, which no other thread may hold (the scanning threads read it).
+    let mut input = std::io::stdin();
     (&mut input)
         .take(PASTE_MAX as u64 + 1)
         .read_to_end(&mut first)?;
     if first.len() <= PASTE_MAX {
         return Ok(Stdin::Paste(first));
     }
-    Ok(Stdin::Log(scan_with(
+    Ok(Stdin::Log(scan_stream(
         std::io::Cursor::new(first).chain(input),
         m,
         cat,
+        0,
     )?))
 }
 
 /// `explain --log -`: standard input scanned as a log, whatever its size.
-pub fn scan_stdin(m: &Matrix, cat: &Catalog) -> std::io::Result<ScanResult> {
+pub fn scan_stdin(m: &dyn MatrixSource, cat: &Catalog) -> std::io::Result<ScanResult> {
     match stdin_as_file(m, cat, 0)? {
         Some(r) => Ok(r),
-        None => scan_with(std::io::stdin().lock(), m, cat),
+        None => scan_stream(std::io::stdin(), m, cat, 0),
     }
 }
 
 /// Standard input that is a regular file with more than `over` bytes left: scanned (threads
 /// where it is read from its start, else from where it stands); `None` for anything else.
 #[cfg(unix)]
-fn stdin_as_file(m: &Matrix, cat: &Catalog, over: u64) -> std::io::Result<Option<ScanResult>> {
+fn stdin_as_file(
+    m: &dyn MatrixSource,
+    cat: &Catalog,
+    over: u64,
+) -> std::io::Result<Option<ScanResult>> {
     use std::io::Seek;
     use std::os::fd::AsFd;
     let Ok(fd) = std::io::stdin().as_fd().try_clone_to_owned() else {
@@ -1027,7 +1018,7 @@ fn stdin_as_file(m: &Matrix, cat: &Catalog, over: u64) -> std::io::Result<Option
 }
 
 #[cfg(not(unix))]
-fn stdin_as_file(_: &Matrix, _: &Catalog, _: u64) -> std::io::Result<Option<ScanResult>> {
+fn stdin_as_file(_: &dyn MatrixSource, _: &Catalog, _: u64) -> std::io::Result<Option<ScanResult>> {
     Ok(None)
 }
 

@@ -94,17 +94,44 @@ fn threaded_file_scan_equals_the_stream_scan() {
             (one.lines, one.bytes),
             "{threads} {segment}"
         );
-        let key = |r: &ScanResult| -> Vec<(String, Option<u64>, Option<u64>)> {
-            r.matches
-                .iter()
-                .map(|x| (x.key.clone(), x.count, x.first_line))
-                .collect()
-        };
         assert_eq!(
             key(&many),
             key(&one),
             "{threads} threads, segments of {segment}"
         );
+        // A stream (a pipe) read in small pieces, handed to the threads in blocks.
+        let piped =
+            scan_stream_in(Trickle(log.as_bytes()), &m, cat, threads, segment as usize).unwrap();
+        assert_eq!(
+            (piped.lines, piped.bytes, piped.not_text),
+            (one.lines, one.bytes, one.not_text),
+            "{threads} {segment}"
+        );
+        assert_eq!(
+            key(&piped),
+            key(&one),
+            "stream: {threads} threads, blocks of {segment}"
+        );
+    }
+}
+
+fn key(r: &ScanResult) -> Vec<(String, Option<u64>, Option<u64>)> {
+    r.matches
+        .iter()
+        .map(|x| (x.key.clone(), x.count, x.first_line))
+        .collect()
+}
+
+/// A reader that gives at most 1000 bytes a read, as a pipe may.
+struct Trickle<'a>(&'a [u8]);
+
+impl Read for Trickle<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = buf.len().min(self.0.len()).min(1000);
+        let (a, b) = self.0.split_at(n);
+        buf[..n].copy_from_slice(a);
+        self.0 = b;
+        Ok(n)
     }
 }
 
@@ -188,6 +215,9 @@ fn the_fast_path_finds_the_lines_the_plain_matcher_finds() {
     let whole = crate::explain::explain_with(&log, &m, cat);
     assert_eq!(key(&one.matches), key(&whole));
     assert_eq!(key(&many.matches), key(&whole));
+    let piped = scan_stream_in(log.as_bytes(), &m, cat, 2, 100_000).unwrap();
+    assert_eq!(key(&piped.matches), key(&whole));
+    assert_eq!(piped.lines, one.lines);
 }
 
 /// Ordinary lines of GPU jobs are not candidates: a PyTorch log says `cuda:0` on every line, NCCL
@@ -432,6 +462,44 @@ fn the_fast_cover_equals_the_reference() {
     assert_eq!(fast.weak, slow.weak);
 }
 
+/// The committed cover (src/explain/cover_built.rs) is the built-in catalog's, and the one the
+/// scan uses: the same literals, groups and weak words as computing it now (a copy of the
+/// catalog with one pattern more is computed at run time). With GPUDOCTOR_WRITE_COVER=1 it
+/// writes the file anew.
+#[test]
+fn the_built_cover_is_the_computed_one() {
+    let cat = crate::explain::embedded_catalog().unwrap();
+    let now = cover(cat);
+    let text = crate::explain::cover::render_rust(
+        &now,
+        crate::explain::cover::patterns_hash(&cover_patterns(cat)),
+    );
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/src/explain/cover_built.rs");
+    if std::env::var_os("GPUDOCTOR_WRITE_COVER").is_some() {
+        std::fs::write(path, &text).unwrap();
+    }
+    let committed = std::fs::read_to_string(path).unwrap().replace("\r\n", "\n");
+    assert!(
+        committed == text,
+        "src/explain/cover_built.rs is stale: run GPUDOCTOR_WRITE_COVER=1 cargo test --lib explain::logscan::tests::the_built_cover_is_the_computed_one"
+    );
+    let built =
+        built_cover(cat).expect("the committed cover is for the built-in catalog's patterns");
+    assert!(built.strong.concat().len() > 50);
+    assert_eq!(built.strong, now.strong);
+    assert_eq!(built.weak, now.weak);
+    let mut other = Catalog::embedded().unwrap();
+    other.signatures[0]
+        .patterns
+        .push("zqxj frobnicated".to_string());
+    assert!(built_cover(&other).is_none());
+    assert!(cover(&other)
+        .strong
+        .concat()
+        .iter()
+        .any(|x| "zqxj frobnicated".contains(x.as_str())));
+}
+
 /// A hit deep in a line longer than MAX_LINE is matched in the window around it: an error
 /// printed after a progress bar on the same line (no newline between) at 100 KB and another at
 /// 180 KB of a 500 KB line are both found (the whole line's first 64 KiB held neither).
@@ -544,4 +612,37 @@ fn literals_behind_colours_and_unicode_case_are_found() {
     let n = log.lines().count() as u64;
     assert!(want.iter().any(|(l, _)| *l == n - 2), "{:?}", want.last());
     assert!(want.iter().any(|(l, _)| *l == n - 1), "{:?}", want.last());
+}
+
+/// The mined message families' anchors are patterns of the catalog's automaton but not of its
+/// signatures, from which [`cover`] is computed: a line that only an anchor matches is found by
+/// the log scan only if the anchor holds a literal of the cover. Every one does (40 today); an
+/// anchor added without one fails here (then the cover must take the anchors too).
+#[test]
+fn every_family_anchor_holds_a_literal_of_the_cover() {
+    let cat = crate::explain::embedded_catalog().unwrap();
+    let c = cover(cat);
+    let strong = c.strong.concat();
+    let mut n = 0;
+    let mut missed = Vec::new();
+    for (_, f) in &cat.families {
+        let Some(a) = f.anchor() else { continue };
+        let a = crate::explain::catalog::normalise(a);
+        n += 1;
+        let held = strong.iter().any(|x| a.contains(x.as_str()))
+            || c.weak.iter().any(|(x, of)| {
+                a.contains(x.as_str())
+                    && of
+                        .iter()
+                        .any(|ws| ws.iter().all(|w| a.contains(w.as_str())))
+            });
+        if !held {
+            missed.push(a);
+        }
+    }
+    assert!(n >= 20, "{n}");
+    assert!(
+        missed.is_empty(),
+        "anchors the log scan would not see: {missed:?}"
+    );
 }

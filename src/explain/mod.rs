@@ -5,6 +5,7 @@
 
 pub mod catalog;
 pub mod codes;
+pub(crate) mod cover;
 pub mod logscan;
 pub mod signatures;
 pub mod tables;
