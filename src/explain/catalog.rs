@@ -514,6 +514,7 @@ impl Catalog {
 /// the longest piece of each NVIDIA driver message
 /// that is a cause (knowledge/kernel-messages.yaml) where that piece is specific enough to be
 /// looked for in every line of a log ([`NVRM_ANCHOR`] characters or more).
+#[cfg(test)]
 fn kernel_anchors() -> Vec<String> {
     let mut v: Vec<String> = crate::knowledge::linux::anchors()
         .into_iter()
@@ -553,23 +554,38 @@ fn kernel_anchors() -> Vec<String> {
     v
 }
 
-/// The kernel-log knowledge's signature (when the catalog has it) looks for every anchor of
-/// [`kernel_anchors`].
+/// The kernel anchors as the catalog looks for them: normalised, at least 4 bytes, each once.
+/// No word bounds: a piece ends where a conversion begins ("currently in D" of "...in D%d"); the
+/// enricher checks the message's pieces in order. Committed in src/explain/cover_built.rs (parsing
+/// the knowledge for them took about 33 M instructions at every start); the test
+/// `the_built_cover_is_the_computed_one` holds that list to this one.
+#[cfg(test)]
+pub(crate) fn kernel_anchors_normalised() -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for a in kernel_anchors() {
+        let n = normalise(&a);
+        if n.len() >= 4 && !out.contains(&n) {
+            out.push(n);
+        }
+    }
+    out
+}
+
+/// The kernel-log knowledge's signature (when the catalog has it) looks for every kernel anchor
+/// (committed: [`super::logscan::committed_kernel_anchors`]).
 fn add_kernel_anchors(sigs: &mut [Signature]) {
     if let Some(s) = sigs.iter_mut().find(|s| s.id == KERNEL_KNOWLEDGE) {
-        for a in kernel_anchors() {
-            let n = normalise(&a);
-            // No word bounds: a piece ends where a conversion begins ("currently in D" of
-            // "...in D%d"); the enricher checks the message's pieces in order.
-            if n.len() >= 4 && !s.patterns.contains(&n) {
+        for a in super::logscan::committed_kernel_anchors() {
+            if !s.patterns.iter().any(|p| p == a) {
                 s.bounds.push((false, false));
-                s.patterns.push(n);
+                s.patterns.push((*a).to_string());
             }
         }
     }
 }
 
 /// The shortest piece of a driver message that is looked for on its own.
+#[cfg(test)]
 const NVRM_ANCHOR: usize = 24;
 
 /// The signature standing for a signal of explain-catalog/codes.yaml (by name, "SIGABRT"),

@@ -377,11 +377,13 @@ pub(crate) fn patterns_hash(patterns: &[&str]) -> u64 {
     h
 }
 
-/// The Rust text of `src/explain/cover_built.rs`: the cover of the built-in catalog and the
-/// fingerprint of its patterns (written by the test `the_built_cover_is_the_computed_one` when
+/// The Rust text of `src/explain/cover_built.rs`: the cover of the built-in catalog, the
+/// fingerprint of its patterns and the kernel-log knowledge's anchors (the catalog's patterns
+/// include them, so a change of anchors changes the fingerprint: write the file, build, write it
+/// once more) (written by the test `the_built_cover_is_the_computed_one` when
 /// `GPUDOCTOR_WRITE_COVER=1`, checked by it otherwise).
 #[cfg(test)]
-pub(crate) fn render_rust(c: &Cover, hash: u64) -> String {
+pub(crate) fn render_rust(c: &Cover, hash: u64, kernel_anchors: &[String]) -> String {
     // Rust slices of string literals (`{:?}` of a str is a Rust string literal).
     let strs = |v: &[String]| -> String {
         let items: Vec<String> = v.iter().map(|x| format!("{x:?}")).collect();
@@ -391,7 +393,8 @@ pub(crate) fn render_rust(c: &Cover, hash: u64) -> String {
         "// Generated: the prefilter's cover of the built-in explain catalog (src/explain/cover.rs,\n\
          // cover_of). Regenerate with\n\
          //   GPUDOCTOR_WRITE_COVER=1 cargo test --lib explain::logscan::tests::the_built_cover_is_the_computed_one\n\
-         // after a change to the catalog's patterns or the knowledge's anchors; the test fails when it is stale.\n",
+         // after a change to the catalog's patterns or the knowledge's anchors (twice when the anchors\n\
+         // changed: the catalog holds them); the test fails when it is stale.\n",
     );
     out.push_str(&format!(
         "pub(crate) const PATTERNS_HASH: u64 = {hash:#018x};\n"
@@ -404,6 +407,10 @@ pub(crate) fn render_rust(c: &Cover, hash: u64) -> String {
     for (x, of) in &c.weak {
         let groups: Vec<String> = of.iter().map(|w| strs(w)).collect();
         out.push_str(&format!("    ({x:?}, &[{}]),\n", groups.join(", ")));
+    }
+    out.push_str("];\npub(crate) const KERNEL_ANCHORS: &[&str] = &[\n");
+    for a in kernel_anchors {
+        out.push_str(&format!("    {a:?},\n"));
     }
     out.push_str("];\n");
     out

@@ -148,6 +148,12 @@ type BuiltWeak = (&'static str, &'static [&'static [&'static str]]);
 #[path = "cover_built.rs"]
 mod built;
 
+/// The kernel-log knowledge's anchors, normalised (committed beside the cover; the catalog's
+/// kernel-knowledge signature looks for them).
+pub(crate) fn committed_kernel_anchors() -> &'static [&'static str] {
+    built::KERNEL_ANCHORS
+}
+
 /// The committed cover, when `cat`'s patterns are the ones it was computed from (the built-in
 /// catalog, or a copy of it given with `--catalog`).
 fn built_cover(cat: &Catalog) -> Option<Cover> {

@@ -473,6 +473,7 @@ fn the_built_cover_is_the_computed_one() {
     let text = crate::explain::cover::render_rust(
         &now,
         crate::explain::cover::patterns_hash(&cover_patterns(cat)),
+        &crate::explain::catalog::kernel_anchors_normalised(),
     );
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/src/explain/cover_built.rs");
     if std::env::var_os("GPUDOCTOR_WRITE_COVER").is_some() {
