@@ -11,7 +11,7 @@
 //! against the whole catalog (normalised, as pasted text is) by the thread that found it; what
 //! matches is merged in the order of the log, on one thread; of a line longer than [`MAX_LINE`],
 //! the window of that size around each hit. The cover of the built-in catalog is computed by
-//! build.rs (src/explain/cover.rs). Line numbers come from counting newlines with memchr. Each
+//! src/explain/cover.rs and committed (src/explain/cover_built.rs). Line numbers come from counting newlines with memchr. Each
 //! distinct match is reported once, with its count and first line.
 
 use std::collections::HashMap;
@@ -138,25 +138,10 @@ fn cover_patterns(cat: &Catalog) -> Vec<&str> {
         .collect()
 }
 
-/// A weak literal of the committed cover, with the words of the patterns it stands for.
-type BuiltWeak = (&'static str, &'static [&'static [&'static str]]);
-
-/// The built-in catalog's cover, computed by [`cover_of`] and committed (a test holds it to what
-/// `cover_of` gives now): computing it at each start took about 50 M instructions, a third of
-/// `explain`'s start-up.
-#[rustfmt::skip]
-#[path = "cover_built.rs"]
-mod built;
-
-/// The kernel-log knowledge's anchors, normalised (committed beside the cover; the catalog's
-/// kernel-knowledge signature looks for them).
-pub(crate) fn committed_kernel_anchors() -> &'static [&'static str] {
-    built::KERNEL_ANCHORS
-}
-
 /// The committed cover, when `cat`'s patterns are the ones it was computed from (the built-in
 /// catalog, or a copy of it given with `--catalog`).
 fn built_cover(cat: &Catalog) -> Option<Cover> {
+    use super::catalog::built;
     if super::cover::patterns_hash(&cover_patterns(cat)) != built::PATTERNS_HASH {
         return None;
     }
@@ -172,8 +157,8 @@ fn built_cover(cat: &Catalog) -> Option<Cover> {
 
 impl Prefilter {
     fn new(cat: &Catalog) -> std::io::Result<Prefilter> {
-        // The built-in catalog's cover is build.rs's; any other's is computed, once a process for
-        // the built-in one (the fuzzers scan thousands of times).
+        // The built-in catalog's cover is the committed one (catalog::built); any other's is
+        // computed, once a process for the built-in one (the fuzzers scan thousands of times).
         static EMBEDDED: std::sync::OnceLock<Cover> = std::sync::OnceLock::new();
         let cover = match super::embedded_catalog() {
             Some(e) if std::ptr::eq(e, cat) => EMBEDDED
