@@ -127,10 +127,7 @@ fn sources() -> Vec<(String, String)> {
             let name = p.to_string_lossy().replace('\\', "/");
             if p.is_dir() {
                 walk(&p, out);
-            } else if name.ends_with(".rs")
-                && !name.ends_with("_tests.rs")
-                && !name.ends_with("/testkit.rs")
-            {
+            } else if name.ends_with(".rs") && !name.ends_with("_tests.rs") {
                 let rel = name.split("/src/").last().unwrap_or(&name).to_string();
                 out.push((rel, std::fs::read_to_string(&p).unwrap()));
             }

@@ -44,6 +44,7 @@ mod stress_run;
 mod stress_watch;
 mod stub_libcuda;
 #[cfg(test)]
+#[path = "testkit_tests.rs"]
 mod testkit;
 mod texts;
 mod unloadable_library;
