@@ -749,10 +749,9 @@ fn nccl(line: &str) -> Option<Match> {
         "remote process exited or there was a network error" => (&["another rank died (look at its log first)", "a network or interface problem between nodes"], "Find the first rank that failed; check the network (NCCL_SOCKET_IFNAME):", &["export NCCL_DEBUG=INFO"]),
         _ => (&["an NCCL internal or usage error"], "Rerun with NCCL_DEBUG=INFO for details:", &["export NCCL_DEBUG=INFO"]),
     };
-    // The category is the ncclResult_t's whose ncclGetErrorString text this is (knowledge/nccl.yaml:
-    // ncclSystemError is an OS or network call failing, a setting of the machine). "unhandled cuda
-    // error" does not say which CUDA call failed or why: a text alone does not blame the GPU or
-    // the driver, so a code mapped there reads as the program's error until the CUDA error is known.
+    // The category is the ncclResult_t's whose ncclGetErrorString text this is, from its one
+    // home (knowledge/nccl.yaml: ncclSystemError is an OS or network call failing, a setting of
+    // the machine; ncclUnhandledCudaError does not say which CUDA call failed or why).
     let category = crate::knowledge::codes::emitter("nccl")
         .and_then(|e| {
             e.entries
@@ -760,7 +759,6 @@ fn nccl(line: &str) -> Option<Match> {
                 .find(|c| c.text.eq_ignore_ascii_case(&what))
         })
         .map(|c| c.category)
-        .filter(|c| !matches!(c, Category::DriverFault | Category::HardwareFault))
         .unwrap_or(Category::ApplicationError);
     Some(
         Match::new(

@@ -145,6 +145,39 @@ fn check_and_explain_give_every_code_the_same_category() {
     );
 }
 
+/// A code's printed message (cudaGetErrorString's, ncclGetErrorString's... text) pasted alone is
+/// answered first with the code's own category: no catalog signature or enricher keeps a second,
+/// different category for the same message (the PTX-toolchain signature said
+/// cuda_runtime_mismatch where cudaErrorUnsupportedPtxVersion's documentation says the driver is
+/// too old; NCCL's enricher demoted ncclUnhandledCudaError's category on its own).
+#[test]
+fn a_codes_own_message_is_answered_with_the_codes_category() {
+    let m = Matrix::default();
+    let mut compared = 0;
+    let mut wrong = Vec::new();
+    for e in all() {
+        for c in &e.entries {
+            // Texts of a word or two ("invalid argument", "out of memory") are shared by many
+            // codes and emitters: only a message of three words or more names one code.
+            if c.text.split_whitespace().count() < 3 {
+                continue;
+            }
+            let v = crate::explain::explain_text(&c.text, &m);
+            compared += 1;
+            match v.first() {
+                Some(x) if x.category == c.category => {}
+                Some(x) => wrong.push(format!(
+                    "{} {:?}: {:?} ({}) first",
+                    c.name, c.category, x.category, x.code
+                )),
+                None => {}
+            }
+        }
+    }
+    assert!(compared > 30, "{compared}");
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
 #[test]
 fn explain_names_the_library_and_a_fix_for_library_statuses() {
     let m = |s: &str| {
@@ -163,7 +196,8 @@ fn explain_names_the_library_and_a_fix_for_library_statuses() {
     assert!(b.name.contains("cuBLAS") && !b.fix.text.is_empty());
     let n = m("ncclUnhandledCudaError");
     assert!(n.name.contains("NCCL") && n.fix.text.contains("NCCL_DEBUG"));
-    assert_eq!(n.category, Category::DriverFault);
+    // "A call to a CUDA function failed" names no call and no cause: not the driver by itself.
+    assert_eq!(n.category, Category::ApplicationError);
     // By number after the library's name; a bare 13 is not read as a library status.
     let b13 = m("cublas 13");
     assert_eq!(b13.code, serde_json::json!(13));
