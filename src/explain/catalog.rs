@@ -58,6 +58,7 @@ pub const ENRICHERS: &[&str] = &[
     "kernel_knowledge",
     "xid",
     "nvml_code",
+    "library_status",
 ];
 
 #[derive(Debug, Deserialize)]

@@ -33,6 +33,7 @@ pub fn enrich(name: &str, line: &str, m: &Matrix, parser: &mut LogParser) -> Opt
         "nccl" => one(nccl(line)),
         "exit_code" => one(exit_code(line)),
         "cuda_text" => one(cuda_text(line)),
+        "library_status" => one(library_status(line)),
         "xid" => xid_readings(line),
         // The kernel-log knowledge's own lines (knowledge/linux-messages.yaml,
         // knowledge/kernel-messages.yaml): what the parser reads, and nothing else.
@@ -742,7 +743,19 @@ fn missing_library(line: &str) -> Option<Match> {
 }
 
 fn nccl(line: &str) -> Option<Match> {
-    let what = grab1(line, r"(?i)nccl.*?(unhandled cuda error|unhandled system error|internal error|invalid argument|invalid usage|remote process exited or there was a network error)")?.to_ascii_lowercase();
+    // The ncclResult_t's name ("ncclSystemError: System call ... failed") names its text as
+    // ncclGetErrorString prints it (knowledge/nccl.yaml).
+    let by_name = grab1(line, r"\b(nccl[A-Z][A-Za-z]+(?:Error|Argument|Usage))\b").and_then(|n| {
+        crate::knowledge::codes::emitter("nccl")?
+            .entries
+            .iter()
+            .find(|c| c.name == n && !c.text.is_empty())
+            .map(|c| c.text.to_ascii_lowercase())
+    });
+    let what = match by_name {
+        Some(w) => w,
+        None => grab1(line, r"(?i)nccl.*?(unhandled cuda error|unhandled system error|internal error|invalid argument|invalid usage|remote process exited or there was a network error)")?.to_ascii_lowercase(),
+    };
     let (causes, fix, cmds): (&[&str], &str, &[&str]) = match what.as_str() {
         "unhandled cuda error" => (&["a CUDA call inside NCCL failed: a GPU fault (check the kernel log for Xids), out of GPU memory, or an NCCL built for another CUDA than the driver supports"], "Rerun with NCCL_DEBUG=INFO to see the CUDA error; run gpudoctor check on each node:", &["export NCCL_DEBUG=INFO", "gpudoctor check"]),
         "unhandled system error" => (&["shared memory too small in a container (/dev/shm): start it with --ipc=host or a larger --shm-size", "a network interface problem (set NCCL_SOCKET_IFNAME)", "InfiniBand/RDMA misconfiguration"], "Rerun with NCCL_DEBUG=INFO; in Docker use --ipc=host (or --shm-size):", &["export NCCL_DEBUG=INFO", "docker run --ipc=host ..."]),
@@ -859,6 +872,17 @@ fn xid(line: &str) -> Option<Match> {
         _ => 0,
     };
     Some(m)
+}
+
+/// A library's status name in the line (CUDNN_STATUS_ALLOC_FAILED), read as that status's one
+/// home says (knowledge/cudnn.yaml: its category, causes and fix), not as the signature's
+/// generic reading.
+fn library_status(line: &str) -> Option<Match> {
+    let name = grab1(line, r"(?i)\b(cudnn_status_[a-z0-9_]+)")?.to_ascii_uppercase();
+    codes::parse(&name, &Matrix::default())?
+        .into_iter()
+        .find(|m| m.kind == "library_status")
+        .map(|m| m.key(format!("status:{name}")))
 }
 
 fn cuda_text(line: &str) -> Option<Match> {

@@ -233,7 +233,7 @@ fn the_second_joined_sealed_set_keeps_its_score() {
     keeps_its_floor(
         "sealed-2026-11-25b",
         &[
-            ("texts.yaml", 112, 84, 98, 0),
+            ("texts.yaml", 112, 85, 100, 0),
             ("kernel-log.yaml", 55, 53, 53, 0),
         ],
     );
@@ -242,14 +242,17 @@ fn the_second_joined_sealed_set_keeps_its_score() {
 /// The third sealed set (collected 2026-11-27, session 9), scored once before the work of
 /// session 11 (texts 53/67 of 115, kernel-log lines 29/29 of 55, 2 decoys blamed) and once after
 /// it, on 064b53d (texts 59/73, kernel-log lines 33/33, 3 decoys blamed: docs/benchmarks.md), then
-/// joined to the corpus: it may be tuned on now, and may never score below that.
+/// joined to the corpus: it may be tuned on now, and may never score below that. Since its
+/// families' categories follow their emitters' one home (session 12: the PTX toolchain error is the
+/// driver's age, a Secure Boot refusal is configuration, a DataLoader's SIGBUS is the shared-memory
+/// limit, a cuDNN status is read as knowledge/cudnn.yaml says): texts 66/73, kernel-log lines 38/38.
 #[test]
 fn the_third_joined_sealed_set_keeps_its_score() {
     keeps_its_floor(
         "sealed-2026-11-27",
         &[
-            ("texts.yaml", 115, 59, 73, 0),
-            ("kernel-log.yaml", 55, 33, 33, 3),
+            ("texts.yaml", 115, 66, 73, 0),
+            ("kernel-log.yaml", 55, 38, 38, 3),
         ],
     );
 }
@@ -260,7 +263,7 @@ fn the_joined_sealed_set_keeps_its_score() {
         "sealed-2026-11-25",
         &[
             ("texts.yaml", 106, 87, 99, 0),
-            ("kernel-log.yaml", 50, 35, 39, 0),
+            ("kernel-log.yaml", 50, 37, 39, 0),
         ],
     );
 }
