@@ -263,7 +263,9 @@ fn from_text(
     use crate::explain::{explain_with, logscan};
     let mut text = input.join(" ");
     let mut scanned = None;
-    if input.is_empty() {
+    // "-" alone is standard input, as for --log - (the convention of Unix tools): a script that
+    // pipes a paste into `explain -` must not get the explanation of a dash.
+    if input.is_empty() || (input.len() == 1 && input[0] == "-") {
         // A traceback does not fit in one quoted argument: read the paste from stdin.
         if std::io::stdin().is_terminal() {
             use std::io::Write;

@@ -125,6 +125,31 @@ fn log_from_a_file_and_from_stdin() {
     assert_eq!(r.code, 2);
 }
 
+/// `explain -` reads the paste from standard input, as `--log -` does: a dash alone is not a
+/// message (it once came back as "No known code or message matched -").
+#[test]
+fn a_dash_alone_reads_standard_input() {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_gpudoctor"))
+        .args(["explain", "--json", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"RuntimeError: CUDA out of memory. Tried to allocate 844.00 MiB (GPU 0; 14.76 GiB total capacity; 9.70 GiB already allocated; 498.75 MiB free; 10.15 GiB reserved in total by PyTorch)\n")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["matches"][0]["category"], "gpu_memory_exhausted", "{v:#}");
+    assert!(
+        v["input"].as_str().unwrap().contains("Tried to allocate"),
+        "{v:#}"
+    );
+}
+
 /// Standard input has no cap: 70 MiB of a PyTorch-shaped log streamed through a pipe (past the
 /// 64 MiB that were once read), the error on its last line, is read whole and the error found,
 /// with and without `--log -`.
