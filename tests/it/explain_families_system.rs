@@ -30,6 +30,11 @@ const CASES: &[(&str, &str, &str, &str)] = &[
     // CDI: the device the runtime asked for (here a UUID of the management spec) is in no spec.
     ("https://github.com/NVIDIA/nvidia-container-toolkit/issues/1239", "  Warning  Failed     10s (x2 over 10s)  kubelet            Error: failed to create containerd task: failed to create shim task: OCI runtime create failed: could not apply required modification to OCI specification: error modifying OCI spec: failed to inject CDI devices: unresolvable CDI devices management.nvidia.com/gpu=GPU-e78e68c0-4e6a-737e-f9cc-4223fe50aead", "container_no_gpu", "cdi-unresolvable"),
     ("https://github.com/warmshao/FasterLivePortrait/issues/116", "Emulate Docker CLI using podman. Create /etc/containers/nodocker to quiet msg.\nError: setting up CDI devices: unresolvable CDI devices nvidia.com/gpu=all", "container_no_gpu", "cdi-unresolvable"),
+    // Windows' loader through Python's OSError: the code in brackets is the same in every language.
+    ("https://github.com/bmaltais/kohya_ss/issues/486", r#"OSError: [WinError 127] La procédure spécifiée est introuvable. Error loading "E:\SSD\SuperSD2.0\kohya\kohya_ss\venv\lib\site-packages\torch\lib\cudnn_adv_infer64_8.dll" or one of its dependencies."#, "library_path_conflict", "windows-dll-procedure"),
+    ("https://github.com/guoyww/AnimateDiff/issues/374", r#"OSError: [WinError 127] The specified procedure could not be found. Error loading "C:\Users\Newton\Documents\aistuff\AnimateDiff\venv\Lib\site-packages\torch\lib\torch_python.dll" or one of its dependencies."#, "library_path_conflict", "windows-dll-procedure"),
+    ("https://github.com/666ghj/BettaFish/issues/428", r#"OSError: [WinError 1114] 动态链接库(DLL)初始化例程失败。 Error loading "C:\Program Files\Python311\Lib\site-packages\torch\lib\c10.dll" or one of its dependencies."#, "library_path_conflict", "windows-dll-init"),
+    ("https://github.com/bitsandbytes-foundation/bitsandbytes/issues/320", "OSError: [WinError 1114] A dynamic link library (DLL) initialization routine failed", "library_path_conflict", "windows-dll-init"),
 ];
 
 #[test]
