@@ -23,10 +23,12 @@ const EMBEDDED: &[(&str, &str)] = &[
     ("cupy", knowledge_json!("messages/cupy")),
     ("dash", knowledge_json!("messages/dash")),
     ("dcgm", knowledge_json!("messages/dcgm")),
+    ("dkms", knowledge_json!("messages/dkms")),
     ("earlyoom", knowledge_json!("messages/earlyoom")),
     ("fish", knowledge_json!("messages/fish")),
     ("glibc", knowledge_json!("messages/glibc")),
     ("gpu-burn", knowledge_json!("messages/gpu-burn")),
+    ("gpu-operator", knowledge_json!("messages/gpu-operator")),
     ("jax", knowledge_json!("messages/jax")),
     (
         "k8s-device-plugin",
@@ -43,6 +45,20 @@ const EMBEDDED: &[(&str, &str)] = &[
         knowledge_json!("messages/nvidia-container-toolkit"),
     ),
     ("nvidia-docker", knowledge_json!("messages/nvidia-docker")),
+    (
+        "nvidia-installer",
+        knowledge_json!("messages/nvidia-installer"),
+    ),
+    ("nvidia-kbuild", knowledge_json!("messages/nvidia-kbuild")),
+    (
+        "nvidia-modprobe",
+        knowledge_json!("messages/nvidia-modprobe"),
+    ),
+    (
+        "nvidia-persistenced",
+        knowledge_json!("messages/nvidia-persistenced"),
+    ),
+    ("nvidia-smi", knowledge_json!("messages/nvidia-smi")),
     ("nvml", knowledge_json!("messages/nvml")),
     ("pytorch", knowledge_json!("messages/pytorch")),
     ("qemu", knowledge_json!("messages/qemu")),
