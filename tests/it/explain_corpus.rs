@@ -246,7 +246,8 @@ fn the_second_joined_sealed_set_keeps_its_score() {
 /// families' categories follow their emitters' one home (session 12: the PTX toolchain error is the
 /// driver's age, a Secure Boot refusal is configuration, a DataLoader's SIGBUS is the shared-memory
 /// limit, a cuDNN status is read as knowledge/cudnn.yaml says; the proprietary module asking for
-/// the open modules): texts 66/73, kernel-log lines 39/39.
+/// the open modules): texts 66/73, kernel-log lines 39/39; with the system emitters' families
+/// (DKMS, nvidia-installer, nvidia-smi, containers): texts 67/74.
 #[test]
 fn the_third_joined_sealed_set_keeps_its_score() {
     keeps_its_floor(
