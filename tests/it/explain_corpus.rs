@@ -233,8 +233,8 @@ fn the_second_joined_sealed_set_keeps_its_score() {
     keeps_its_floor(
         "sealed-2026-11-25b",
         &[
-            ("texts.yaml", 112, 85, 100, 0),
-            ("kernel-log.yaml", 55, 53, 53, 0),
+            ("texts.yaml", 112, 87, 100, 0),
+            ("kernel-log.yaml", 55, 54, 54, 0),
         ],
     );
 }
@@ -254,7 +254,7 @@ fn the_third_joined_sealed_set_keeps_its_score() {
         "sealed-2026-11-27",
         &[
             ("texts.yaml", 115, 67, 74, 0),
-            ("kernel-log.yaml", 55, 39, 39, 3),
+            ("kernel-log.yaml", 55, 41, 42, 3),
         ],
     );
 }
@@ -264,8 +264,8 @@ fn the_joined_sealed_set_keeps_its_score() {
     keeps_its_floor(
         "sealed-2026-11-25",
         &[
-            ("texts.yaml", 106, 87, 99, 0),
-            ("kernel-log.yaml", 50, 37, 39, 0),
+            ("texts.yaml", 106, 88, 99, 0),
+            ("kernel-log.yaml", 50, 39, 40, 0),
         ],
     );
 }

@@ -44,8 +44,8 @@ const CASES: &[Case] = &[
     c("https://github.com/AlexeyAB/darknet/issues/8551", "Could not locate zlibwapi.dll. Please make sure it is in your library path!\n\nCUDA-version: 11070 (11070), cuDNN: 8.4.1, GPU count: 1", "library_path_conflict", "cudnn-zlibwapi"),
     c("https://github.com/PaddlePaddle/PaddleOCR/issues/8400", "ppocr WARNING: When args.layout is false, args.ocr is automatically set to false\nCould not locate zlibwapi.dll. Please make sure it is in your library path!", "library_path_conflict", "cudnn-zlibwapi"),
     // Python's Windows loader, the older and the newer form.
-    c("https://github.com/tensorflow/tensorflow/issues/39071", "  File \"C:\\Users\\dell\\anaconda3\\lib\\imp.py\", line 342, in load_dynamic\n    return _load(spec)\n\nImportError: DLL load failed: The specified module could not be found.", "cuda_runtime_mismatch", "windows-dll-load"),
-    c("https://github.com/rantonels/starless/issues/18", "from . import multiarray ImportError: DLL load failed while importing multiarray: The specified module could not be found.", "cuda_runtime_mismatch", "windows-dll-load"),
+    c("https://github.com/tensorflow/tensorflow/issues/39071", "  File \"C:\\Users\\dell\\anaconda3\\lib\\imp.py\", line 342, in load_dynamic\n    return _load(spec)\n\nImportError: DLL load failed: The specified module could not be found.", "library_path_conflict", "windows-dll-load"),
+    c("https://github.com/rantonels/starless/issues/18", "from . import multiarray ImportError: DLL load failed while importing multiarray: The specified module could not be found.", "library_path_conflict", "windows-dll-load"),
     c("https://github.com/thu-ml/tianshou/issues/297", "OSError: [WinError 1455] The paging file is too small for this operation to complete\nError loading \"E:\\Anaconda\\envs\\Python37\\lib\\site-packages\\torch\\lib\\cudnn_cnn_train64_8.dll\" or one of its dependencies.", "host_memory_exhausted", "cpu-alloc"),
     // The display watchdog (cudaErrorLaunchTimeout's text in libcudart): a timeout setting, as
     // knowledge/code-categories.yaml maps the code.
