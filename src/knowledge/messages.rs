@@ -40,6 +40,7 @@ const EMBEDDED: &[(&str, &str)] = &[
         knowledge_json!("messages/libnvidia-container"),
     ),
     ("moby", knowledge_json!("messages/moby")),
+    ("numba", knowledge_json!("messages/numba")),
     (
         "nvidia-container-toolkit",
         knowledge_json!("messages/nvidia-container-toolkit"),

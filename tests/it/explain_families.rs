@@ -105,6 +105,31 @@ const CASES: &[Case] = &[
     c("https://github.com/mmartial/ComfyUI-Nvidia-Docker/issues/57", "!! ERROR: nvidia-smi not found", "container_no_gpu", "smi-not-found"),
     // bash's own "%s: command not found" (execute_cmd.c), in a container run without the GPUs.
     c("https://github.com/NVIDIA/nvidia-docker/issues/341", "$ nvidia-smi\nbash: nvidia-smi: command not found", "container_no_gpu", "smi-not-found"),
+    // --- Frameworks (famsfw): PyTorch's lazy CUDA init (torch/cuda/__init__.py) and numba's
+    // driver (numba/cuda/cudadrv/driver.py): CUDA in a forked child.
+    c("https://github.com/facebookresearch/pycls/issues/183", "RuntimeError: Cannot re-initialize CUDA in forked subprocess. To use CUDA with multiprocessing, you must use the 'spawn' start method\n\nhow to solve this problem?", "application_error", "cuda-fork"),
+    c("https://github.com/flairNLP/flair/issues/1316", "RuntimeError: Cannot re-initialize CUDA in forked subprocess. To use CUDA with multiprocessing, you must use the 'spawn' start method", "application_error", "cuda-fork"),
+    // PyTorch's cuDNN frontend (libtorch_cuda.so): no engine could run the computation.
+    c("https://github.com/facebookresearch/dinov2/issues/158", "I got a runtime error \"RuntimeError: GET was unable to find an engine to execute this computation\" when running inference with DINOV2.", "cudnn_mismatch", "cudnn-no-engine"),
+    c("https://github.com/facebookresearch/vggt/issues/183", "RuntimeError: FIND was unable to find an engine to execute this computation", "cudnn_mismatch", "cudnn-no-engine"),
+    // TensorFlow's CUDA diagnostics (stream_executor/cuda/cuda_diagnostics.cc).
+    c("https://github.com/tensorflow/tensorflow/issues/57764", "2022-09-20 14:11:47.727435: E tensorflow/stream_executor/cuda/cuda_driver.cc:271] failed call to cuInit: UNKNOWN ERROR (34)\n2022-09-20 14:11:47.727516: I tensorflow/stream_executor/cuda/cuda_diagnostics.cc:156] kernel driver does not appear to be running on this host (mv-inference-5f7d446b77-kmsxn)", "driver_missing", "driver-not-loaded"),
+    // XLA's nvptx_compiler.cc: a warning whose wording changed ("the ptxas version", later "the
+    // PTX compiler version").
+    c("https://github.com/google/brax/issues/488", "W external/xla/xla/service/gpu/nvptx_compiler.cc:760] The NVIDIA driver's CUDA version is 12.4 which is older than the ptxas CUDA version (12.5.40). Because the driver is older than the ptxas version, XLA is disabling parallel compilation, which may slow down compilation. You should update your NVIDIA driver or use the NVIDIA-provided CUDA forward compatibility packages.", "driver_too_old", "xla-ptxas-driver"),
+    c("https://github.com/conda-forge/tensorflow-feedstock/issues/417", "`W external/local_xla/xla/service/gpu/nvptx_compiler.cc:930] The NVIDIA driver's CUDA version is 12.4 which is older than the PTX compiler version 12.5.82. Because the driver is older than the PTX compiler version, XLA is disabling parallel compilation, which may slow down compilation. You should update your NVIDIA driver or use the NVIDIA-provided CUDA forward compatibility packages.`", "driver_too_old", "xla-ptxas-driver"),
+    // tsl's cudart stub (in TensorFlow and in XLA's plugin): no libcuda.
+    c("https://github.com/b-data/jupyterlab-python-docker-stack/issues/8", "2024-05-07 19:48:22.219200: I external/local_tsl/tsl/cuda/cudart_stub.cc:32] Could not find cuda drivers on your machine, GPU will not be used.", "driver_missing", "nvcuda-missing"),
+    // XLA's cuDNN start-up (the cause is in the lines above it: a cuDNN older than the build's).
+    c("https://github.com/jax-ml/jax/issues/16082", "jaxlib.xla_extension.XlaRuntimeError: FAILED_PRECONDITION: DNN library initialization failed. Look at the errors above for more details.", "cudnn_mismatch", "cudnn-status"),
+    // XLA's PTX compilation (nvptx_compiler.cc, asm_compiler.cc): no ptxas to run.
+    c("https://github.com/jax-ml/jax/issues/7239", "2021-07-10 19:06:52.914859: W external/org_tensorflow/tensorflow/stream_executor/gpu/asm_compiler.cc:77] Couldn't get ptxas version string: Internal: Couldn't invoke ptxas --version\n2021-07-10 19:06:52.915444: F external/org_tensorflow/tensorflow/compiler/xla/service/gpu/nvptx_compiler.cc:480] ptxas returned an error during compilation of ptx to sass: 'Internal: Failed to launch ptxas'  If the error message indicates that a file could not be written, please verify that sufficient filesystem space is provided.\nAborted (core dumped)", "cuda_runtime_mismatch", "xla-ptxas-missing"),
+    c("https://github.com/jax-ml/jax/issues/6583", "2021-04-28 21:34:18.432071: W tensorflow/compiler/xla/service/gpu/nvptx_compiler.cc:70] Can't find ptxas binary in ${CUDA_DIR}/bin.  Will back to the GPU driver for PTX -> sass compilation.  This is OK so long as you don't see a warning below about an out-of-date driver version. Custom ptxas location can be specified using $PATH.", "cuda_runtime_mismatch", "xla-ptxas-missing"),
+    // TensorFlow's CUDA diagnostics on a machine whose driver is not loaded (an early release).
+    c("https://github.com/tensorflow/tensorflow/issues/255", "E tensorflow/stream_executor/cuda/cuda_driver.cc:466] failed call to cuInit: CUDA_ERROR_NO_DEVICE\nI tensorflow/stream_executor/cuda/cuda_diagnostics.cc:86] kernel driver does not appear to be running on this host (joao): /proc/driver/nvidia/version does not exist", "driver_missing", "driver-not-loaded"),
+    // PyTorch's capability check before 2.15 (torch/cuda/__init__.py's incorrect_binary_warn, an
+    // older wording of it).
+    c("https://github.com/jd730/OICR-pytorch/issues/27", "Found GPU0 GeForce RTX 2080 Ti which requires CUDA_VERSION >= 9000 for optimal performance and fast startup time, but your PyTorch was compiled with CUDA_VERSION 8000.", "arch_unsupported", "sm-incompatible"),
 ];
 
 #[test]
@@ -555,4 +580,34 @@ fn an_aborted_job_is_sigabrt_from_the_code_table() {
             .iter()
             .any(|x| x.code == serde_json::json!("SIGABRT"))
     );
+}
+
+/// The framework families (famsfw) and their new signatures stay off texts that share their
+/// words without being their messages.
+#[test]
+fn the_framework_families_leave_their_decoys_alone() {
+    let m = Matrix::embedded().unwrap();
+    for t in [
+        "We use the spawn start method for multiprocessing in the data loader",
+        "Found GPU0 and GPU1 in the inventory; both have compute capability 8.6",
+        "the kernel driver does not appear in lsmod until the module is built",
+        "GET /api/engines returned 404: unable to find an engine named default",
+        "the driver is older than the one in the docs, parallel compilation is on",
+        "Your installed torch==2.5.1 includes kernels for this GPU",
+        "no published builds for this release yet",
+        "libNVVM is found in /usr/local/cuda/nvvm/lib64",
+    ] {
+        let v = explain_text(t, &m);
+        let codes: Vec<_> = v.iter().map(|x| x.code.clone()).collect();
+        for sig in [
+            "cuda-fork",
+            "cudnn-no-engine",
+            "driver-not-loaded",
+            "xla-ptxas-driver",
+            "sm-incompatible",
+            "missing-library",
+        ] {
+            assert!(!codes.contains(&serde_json::json!(sig)), "{t}: {codes:?}");
+        }
+    }
 }
