@@ -259,6 +259,21 @@ fn the_third_joined_sealed_set_keeps_its_score() {
     );
 }
 
+/// The fourth sealed set (collected 2026-11-27, session 11), scored once before the work of
+/// session 12 (texts 36/43 of 110, kernel-log lines 29/32 of 56, no decoy blamed) and once after
+/// it, on a8508ab (texts 39/46, kernel-log lines 31/34, no decoy blamed: docs/benchmarks.md), then
+/// joined to the corpus: it may be tuned on now, and may never score below that.
+#[test]
+fn the_fourth_joined_sealed_set_keeps_its_score() {
+    keeps_its_floor(
+        "sealed-2026-11-27b",
+        &[
+            ("texts.yaml", 110, 39, 46, 0),
+            ("kernel-log.yaml", 56, 31, 34, 0),
+        ],
+    );
+}
+
 #[test]
 fn the_joined_sealed_set_keeps_its_score() {
     keeps_its_floor(
