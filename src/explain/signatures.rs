@@ -874,11 +874,16 @@ fn xid(line: &str) -> Option<Match> {
     Some(m)
 }
 
-/// A library's status name in the line (CUDNN_STATUS_ALLOC_FAILED), read as that status's one
-/// home says (knowledge/cudnn.yaml: its category, causes and fix), not as the signature's
+/// A library's status name in the line (CUDNN_STATUS_ALLOC_FAILED, CUSOLVER_STATUS_INTERNAL_ERROR,
+/// CUFFT_ALLOC_FAILED), read as that status's one home says (knowledge/cudnn.yaml, cusolver.yaml,
+/// cusparse.yaml, curand.yaml, cufft.yaml: its category, causes and fix), not as the signature's
 /// generic reading.
 fn library_status(line: &str) -> Option<Match> {
-    let name = grab1(line, r"(?i)\b(cudnn_status_[a-z0-9_]+)")?.to_ascii_uppercase();
+    let name = grab1(
+        line,
+        r"(?i)\b((?:cudnn|cusolver|cusparse|curand)_status_[a-z0-9_]+|cufft_[a-z0-9_]+)",
+    )?
+    .to_ascii_uppercase();
     codes::parse(&name, &Matrix::default())?
         .into_iter()
         .find(|m| m.kind == "library_status")
