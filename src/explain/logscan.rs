@@ -17,8 +17,9 @@
 use std::collections::HashMap;
 use std::io::Read;
 
-use aho_corasick::{AhoCorasick, Input, MatchKind};
+use aho_corasick::{AhoCorasick, Input};
 
+use super::bigrams::{self, Bigrams};
 use super::catalog::Catalog;
 use super::cover::{cover_of, Cover};
 #[cfg(test)]
@@ -101,26 +102,99 @@ pub fn scan<R: Read>(r: R, m: &dyn MatrixSource) -> std::io::Result<ScanResult> 
     scan_with(r, m, cat)
 }
 
-/// One weak literal ([`Cover::weak`]) and, for each pattern it stands for, its words.
-type Weak = (
-    memchr::memmem::Finder<'static>,
-    Vec<Vec<memchr::memmem::Finder<'static>>>,
-);
+/// The weak literals ([`Cover::weak`]) and the words of the patterns each stands for, found in a
+/// line by one automaton (every occurrence of each, overlapping): a line passes when it holds a
+/// weak literal and every word of one of that literal's patterns. (A substring search per
+/// literal and word cost 29,000 instructions a line on the PyTorch log's "max memory allocated"
+/// lines, which hold the weak `memory` and `alloca`: 43 % of that log's scan.)
+struct WeakWords {
+    /// Every weak literal and word, each once; `None` when there are no weak literals.
+    ac: Option<AhoCorasick>,
+    /// The number of distinct literals and words.
+    items: usize,
+    /// Per weak literal, its item and, per pattern, the items of its words.
+    of: Vec<(usize, Vec<Vec<usize>>)>,
+}
 
-/// Finds the lines that may match: vectorised searches for the catalog's cover literals in a
-/// lowercased copy of the text.
+impl WeakWords {
+    fn new(weak: &[(String, Vec<Vec<String>>)]) -> std::io::Result<WeakWords> {
+        /// The item of `s`, numbered at its first sight; a word of no bytes is in every line:
+        /// `usize::MAX` stands for it.
+        fn item<'a>(
+            s: &'a str,
+            ids: &mut HashMap<&'a str, usize>,
+            items: &mut Vec<&'a str>,
+        ) -> usize {
+            if s.is_empty() {
+                return usize::MAX;
+            }
+            let n = items.len();
+            *ids.entry(s).or_insert_with(|| {
+                items.push(s);
+                n
+            })
+        }
+        let mut ids: HashMap<&str, usize> = HashMap::new();
+        let mut items: Vec<&str> = Vec::new();
+        let mut of = Vec::new();
+        for (x, pats) in weak {
+            let x = item(x, &mut ids, &mut items);
+            let pats = pats
+                .iter()
+                .map(|ws| ws.iter().map(|w| item(w, &mut ids, &mut items)).collect())
+                .collect();
+            of.push((x, pats));
+        }
+        let ac = if items.is_empty() {
+            None
+        } else {
+            Some(AhoCorasick::new(&items).map_err(|e| std::io::Error::other(e.to_string()))?)
+        };
+        Ok(WeakWords {
+            ac,
+            items: items.len(),
+            of,
+        })
+    }
+
+    /// Whether `line` (lowercased) holds a weak literal and every word of one of its patterns.
+    fn holds(&self, line: &[u8]) -> bool {
+        if self.of.is_empty() {
+            return false;
+        }
+        let mut present = vec![false; self.items];
+        if let Some(ac) = &self.ac {
+            for m in ac.find_overlapping_iter(line) {
+                if let Some(p) = present.get_mut(m.pattern().as_usize()) {
+                    *p = true;
+                }
+            }
+        }
+        let has = |i: usize| i == usize::MAX || present.get(i).copied().unwrap_or(false);
+        self.of
+            .iter()
+            .any(|(x, pats)| has(*x) && pats.iter().any(|ws| ws.iter().all(|&w| has(w))))
+    }
+}
+
+/// Finds the lines that may match: one pass of a bigram-fingerprint filter over the catalog's
+/// cover literals ([`Bigrams`]), its candidates verified.
 struct Prefilter {
-    searchers: Vec<aho_corasick::packed::Searcher>,
-    /// One search over the weak literals, and each with the words to check.
-    weak_searcher: Option<aho_corasick::packed::Searcher>,
-    weak: Vec<Weak>,
-    /// Where no vectorised search is available: one automaton over every literal.
-    fallback: Option<AhoCorasick>,
+    bigrams: Bigrams,
+    weak: WeakWords,
     /// What lowercasing ASCII does not see through: an ANSI escape (normalising drops the
     /// sequence, which may join the pieces of a literal) and the Kelvin sign and capital dotted
     /// I (they lowercase to the ASCII `k` and `i`). A line holding one is checked again,
     /// normalised.
     hidden: AhoCorasick,
+}
+
+/// Scratch space of a scanning thread: the filter's, and a lowercased line for the weak
+/// literals' words.
+#[derive(Default)]
+struct Scratch {
+    filter: bigrams::Scratch,
+    line: Vec<u8>,
 }
 
 /// [`cover_of`] the patterns of `cat`.
@@ -166,92 +240,32 @@ impl Prefilter {
                 .clone(),
             _ => built_cover(cat).unwrap_or_else(|| cover(cat)),
         };
-        let mut groups = cover.strong;
-        let mut weak_searcher = None;
-        let mut weak = Vec::new();
-        if !cover.weak.is_empty() {
-            weak_searcher = aho_corasick::packed::Config::new()
-                .builder()
-                .extend(cover.weak.iter().map(|(x, _)| x))
-                .build();
-            if weak_searcher.is_some() {
-                for (x, of) in cover.weak {
-                    let words = of
-                        .into_iter()
-                        .map(|ws| {
-                            ws.into_iter()
-                                .map(|w| memchr::memmem::Finder::new(w.as_bytes()).into_owned())
-                                .collect()
-                        })
-                        .collect();
-                    weak.push((
-                        memchr::memmem::Finder::new(x.as_bytes()).into_owned(),
-                        words,
-                    ));
-                }
-            } else {
-                // No vectorised search here: the weak literals are looked for as strong ones.
-                groups.push(cover.weak.into_iter().map(|(x, _)| x).collect());
-            }
-        }
-        let groups = &groups;
-        let mut searchers = Vec::new();
-        for g in groups {
-            match aho_corasick::packed::Config::new()
-                .builder()
-                .extend(g)
-                .build()
-            {
-                Some(s) => searchers.push(s),
-                None => {
-                    searchers.clear();
-                    break;
-                }
-            }
-        }
-        let fallback = if searchers.is_empty() {
-            Some(
-                AhoCorasick::builder()
-                    .match_kind(MatchKind::LeftmostFirst)
-                    .kind(Some(aho_corasick::AhoCorasickKind::DFA))
-                    .build(groups.iter().flatten())
-                    .map_err(|e| std::io::Error::other(e.to_string()))?,
-            )
-        } else {
-            None
-        };
+        Self::of_cover(&cover)
+    }
+
+    fn of_cover(cover: &Cover) -> std::io::Result<Prefilter> {
+        let strong: Vec<&str> = cover.strong.iter().flatten().map(String::as_str).collect();
+        let weak: Vec<&str> = cover.weak.iter().map(|(x, _)| x.as_str()).collect();
         let hidden = AhoCorasick::new(["\u{1b}", "\u{212a}", "\u{130}"])
             .map_err(|e| std::io::Error::other(e.to_string()))?;
         Ok(Prefilter {
-            searchers,
-            weak_searcher,
-            weak,
-            fallback,
+            bigrams: Bigrams::new(&strong, &weak),
+            weak: WeakWords::new(&cover.weak)?,
             hidden,
         })
     }
 
     /// Whether a line, normalised as the catalog matches it, holds a literal (a weak one with
     /// the words of one of its patterns).
-    fn holds_normalised(&self, line: &[u8]) -> bool {
+    fn holds_normalised(&self, line: &[u8], s: &mut Scratch) -> bool {
         let n = super::catalog::normalise(&String::from_utf8_lossy(line));
         let n = n.as_bytes();
-        let span = aho_corasick::Span::from(0..n.len());
-        self.searchers
-            .iter()
-            .any(|sr| sr.find_in(n, span).is_some())
-            || self.weak.iter().any(|(x, of)| {
-                x.find(n).is_some() && of.iter().any(|ws| ws.iter().all(|w| w.find(n).is_some()))
-            })
-            || self
-                .fallback
-                .as_ref()
-                .is_some_and(|ac| ac.find(Input::new(n)).is_some())
+        self.bigrams.holds_strong(n, &mut s.filter) || self.weak.holds(n)
     }
 
     /// The start of every line of `text` (whole lines) that holds a literal, ascending, each
-    /// once. `lower` is scratch space.
-    fn candidates(&self, text: &[u8], lower: &mut Vec<u8>, starts: &mut Vec<usize>) {
+    /// once (of a line longer than [`MAX_LINE`], the start of the window around each hit).
+    fn candidates(&self, text: &[u8], s: &mut Scratch, starts: &mut Vec<usize>) {
         let mut from = 0usize;
         while from < text.len() {
             // A block of whole lines (or a cut where one line is longer than the block).
@@ -262,82 +276,61 @@ impl Prefilter {
                 }
             }
             let block = text.get(from..to).unwrap_or(&[]);
-            lower.clear();
-            lower.extend(block.iter().map(u8::to_ascii_lowercase));
             let first = starts.len();
-            let note = |hit: usize, starts: &mut Vec<usize>| -> usize {
-                let start = memchr::memrchr(b'\n', lower.get(..hit).unwrap_or(&[]))
-                    .map(|i| i + 1)
-                    .unwrap_or(0);
-                // In a line longer than MAX_LINE, the window of MAX_LINE around the hit.
-                starts.push(from + start.max(hit.saturating_sub(MAX_LINE / 2)));
-                // Go on from the next line (one hit a line is enough), or past the window.
-                memchr::memchr(b'\n', lower.get(hit..).unwrap_or(&[]))
-                    .map(|i| hit + i + 1)
-                    .unwrap_or(lower.len())
-                    .min(hit + MAX_LINE / 2)
-            };
-            for sr in &self.searchers {
-                let mut pos = 0usize;
-                while let Some(h) =
-                    sr.find_in(lower.as_slice(), aho_corasick::Span::from(pos..lower.len()))
-                {
-                    pos = note(h.start(), starts);
-                }
-            }
-            if let Some(sr) = &self.weak_searcher {
-                let mut pos = 0usize;
-                while let Some(h) =
-                    sr.find_in(lower.as_slice(), aho_corasick::Span::from(pos..lower.len()))
-                {
-                    // The line of the hit: a candidate when, for a weak literal it holds, it
-                    // holds every word of one of that literal's patterns. Every weak literal of
-                    // the line is checked (another may start where this one did).
-                    let start = memchr::memrchr(b'\n', lower.get(..h.start()).unwrap_or(&[]))
-                        .map(|i| i + 1)
-                        .unwrap_or(0)
-                        .max(h.start().saturating_sub(MAX_LINE / 2));
-                    let stop = memchr::memchr(b'\n', lower.get(h.start()..).unwrap_or(&[]))
-                        .map(|i| h.start() + i)
-                        .unwrap_or(lower.len())
-                        .min(start + MAX_LINE);
-                    // The line, or in a longer one the window around the hit.
-                    let line = lower.get(start..stop).unwrap_or(&[]);
-                    let hit = self.weak.iter().any(|(x, of)| {
-                        x.find(line).is_some()
-                            && of
-                                .iter()
-                                .any(|ws| ws.iter().all(|w| w.find(line).is_some()))
-                    });
-                    if hit {
-                        starts.push(from + start);
-                    }
-                    pos = (stop + 1)
-                        .min(lower.len())
-                        .min(h.start() + MAX_LINE / 2)
-                        .max(h.end());
-                }
-            }
-            let mut pos = 0usize;
-            while let Some(h) = self.hidden.find(Input::new(lower.as_slice()).range(pos..)) {
-                let start = memchr::memrchr(b'\n', lower.get(..h.start()).unwrap_or(&[]))
+            // The window of MAX_LINE around a hit: its start (the line's, in a shorter line) and
+            // its end (the line's end).
+            let window = |hit: usize| -> (usize, usize) {
+                let start = memchr::memrchr(b'\n', block.get(..hit).unwrap_or(&[]))
                     .map(|i| i + 1)
                     .unwrap_or(0)
-                    .max(h.start().saturating_sub(MAX_LINE / 2));
-                let stop = memchr::memchr(b'\n', lower.get(h.start()..).unwrap_or(&[]))
-                    .map(|i| h.start() + i)
-                    .unwrap_or(lower.len())
+                    .max(hit.saturating_sub(MAX_LINE / 2));
+                let stop = memchr::memchr(b'\n', block.get(hit..).unwrap_or(&[]))
+                    .map(|i| hit + i)
+                    .unwrap_or(block.len())
                     .min(start + MAX_LINE);
-                if self.holds_normalised(block.get(start..stop).unwrap_or(&[])) {
+                (start, stop)
+            };
+            // Where the next strong and weak hits count from: one hit a line is enough (in a
+            // longer line, one a half window).
+            let (mut strong_from, mut weak_from) = (0usize, 0usize);
+            let (bigrams, weak) = (&self.bigrams, &self.weak);
+            let line = &mut s.line;
+            bigrams.candidates(block, &mut s.filter, |p, buckets| {
+                if p < strong_from && p < weak_from {
+                    return;
+                }
+                let k = bigrams.kinds_at(block, p, buckets);
+                if k.strong && p >= strong_from {
+                    let (start, stop) = window(p);
+                    starts.push(from + start);
+                    strong_from = (stop + 1).min(p + MAX_LINE / 2);
+                }
+                if k.weak && p >= weak_from {
+                    // The line of the hit (or in a longer one the window around it): a candidate
+                    // when, for a weak literal it holds, it holds every word of one of that
+                    // literal's patterns.
+                    let (start, stop) = window(p);
+                    line.clear();
+                    line.extend(
+                        block
+                            .get(start..stop)
+                            .unwrap_or(&[])
+                            .iter()
+                            .map(u8::to_ascii_lowercase),
+                    );
+                    if weak.holds(line) {
+                        starts.push(from + start);
+                    }
+                    weak_from = (stop + 1).min(p + MAX_LINE / 2).max(p + 1);
+                }
+            });
+            let mut pos = 0usize;
+            while let Some(h) = self.hidden.find(Input::new(block).range(pos..)) {
+                let (start, stop) = window(h.start());
+                if self.holds_normalised(block.get(start..stop).unwrap_or(&[]), s) {
                     starts.push(from + start);
                 }
-                pos = (stop + 1).min(lower.len()).max(h.end());
-            }
-            if let Some(ac) = &self.fallback {
-                let mut pos = 0usize;
-                while let Some(h) = ac.find(Input::new(lower.as_slice()).range(pos..)) {
-                    pos = note(h.start(), starts);
-                }
+                pos = (stop + 1).min(block.len()).max(h.end());
             }
             if let Some(new) = starts.get_mut(first..) {
                 new.sort_unstable();
@@ -352,7 +345,6 @@ impl Prefilter {
         }
     }
 }
-
 /// What one thread found in its segment: the lines that match (the newlines before each, its
 /// text, the signatures), the newlines, the last byte.
 type Segment = (Vec<(u64, String, Vec<usize>)>, u64, Option<u8>);
@@ -362,11 +354,11 @@ type Segment = (Vec<(u64, String, Vec<usize>)>, u64, Option<u8>);
 fn candidate_lines(
     pre: &Prefilter,
     text: &[u8],
-    lower: &mut Vec<u8>,
+    scratch: &mut Scratch,
     mut found: impl FnMut(u64, &[u8]),
 ) -> u64 {
     let mut starts = Vec::new();
-    pre.candidates(text, lower, &mut starts);
+    pre.candidates(text, scratch, &mut starts);
     let mut counted_to = 0usize;
     let mut before = 0u64;
     for start in starts {
@@ -597,7 +589,7 @@ fn read_and_scan<R: Read>(
     done: &std::sync::mpsc::Sender<std::io::Result<Scanned>>,
     block: usize,
 ) {
-    let mut lower = Vec::with_capacity(BLOCK + MAX_LINE);
+    let mut scratch = Scratch::default();
     let mut buf = Vec::new();
     loop {
         let n = {
@@ -626,7 +618,7 @@ fn read_and_scan<R: Read>(
             s.next - 1
         };
         let mut cands = Vec::new();
-        let nl = candidate_lines(pre, &buf, &mut lower, |before, raw| {
+        let nl = candidate_lines(pre, &buf, &mut scratch, |before, raw| {
             let text = String::from_utf8_lossy(raw);
             let hits = cat.matches(&text);
             if !hits.is_empty() {
@@ -715,7 +707,7 @@ fn stream_candidates<R: Read>(
     // Bytes read but not yet scanned (a partial last line) stay at the front of `buf`; each read
     // appends straight after them, so nothing is copied twice.
     let mut buf: Vec<u8> = vec![0u8; CHUNK + MAX_LINE];
-    let mut lower: Vec<u8> = Vec::with_capacity(BLOCK + MAX_LINE);
+    let mut scratch = Scratch::default();
     let mut have = 0usize;
     let mut newlines: u64 = 0; // before `buf`
     let mut bytes: u64 = 0;
@@ -751,7 +743,7 @@ fn stream_candidates<R: Read>(
         if let Some(&b) = done.last() {
             last = Some(b);
         }
-        newlines += candidate_lines(pre, done, &mut lower, |before, raw| {
+        newlines += candidate_lines(pre, done, &mut scratch, |before, raw| {
             found(newlines + before, raw)
         });
         buf.copy_within(end..have, 0);

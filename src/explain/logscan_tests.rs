@@ -233,9 +233,9 @@ fn ordinary_gpu_job_lines_are_not_candidates() {
         .filter(|l| cat.matches(l).is_empty())
         .map(|l| format!("{l}\n"))
         .collect();
-    let mut lower = Vec::new();
+    let mut scratch = Scratch::default();
     let mut starts = Vec::new();
-    pre.candidates(ordinary.as_bytes(), &mut lower, &mut starts);
+    pre.candidates(ordinary.as_bytes(), &mut scratch, &mut starts);
     let lines = ordinary.lines().count();
     assert!(lines > 20_000);
     let c = cover(cat);
