@@ -57,12 +57,27 @@ pub(crate) struct Bigrams {
     bucket: Vec<u8>,
 }
 
+/// Positions whose bigram fingerprint a run needs: its own and the OFFSETS after it.
+const RUN: usize = STEP + OFFSETS;
+
 /// Scratch space of [`Bigrams::candidates`], kept by the caller between blocks.
 #[derive(Default)]
 pub(crate) struct Scratch {
-    cls: Vec<u16>,
+    /// The run's bytes and the OFFSETS + 1 after it.
+    bytes: Vec<u8>,
+    cls: Vec<u8>,
     entry: Vec<u32>,
     mask: Vec<u8>,
+}
+
+impl Scratch {
+    /// Sizes the arrays (once).
+    fn ready(&mut self) {
+        self.bytes.resize(RUN + 1, 0);
+        self.cls.resize(RUN + 1, 0);
+        self.entry.resize(RUN, 0);
+        self.mask.resize(STEP, 0);
+    }
 }
 
 impl Bigrams {
@@ -153,55 +168,58 @@ impl Bigrams {
         s: &mut Scratch,
         mut found: impl FnMut(usize, u8),
     ) {
+        s.ready();
         let mut at = 0usize;
         while at < text.len() {
-            let end = (at + STEP).min(text.len());
-            let len = end - at;
-            // The fingerprints of the run and of the OFFSETS bytes after it.
-            s.cls.clear();
-            s.cls.extend(
-                text.get(at..(end + OFFSETS).min(text.len()))
-                    .unwrap_or(&[])
-                    .iter()
-                    .map(|&b| class(b)),
-            );
-            s.cls.resize(len + OFFSETS, 0);
-            // The table entry of the bigram at each position (and at the OFFSETS - 1 after).
-            s.entry.clear();
+            let len = STEP.min(text.len() - at);
+            // The run and the OFFSETS bytes after it (zeros past the end of `text`).
+            let have = (len + OFFSETS + 1).min(text.len() - at);
+            if let (Some(to), Some(from)) = (s.bytes.get_mut(..have), text.get(at..at + have)) {
+                to.copy_from_slice(from);
+            }
+            if let Some(rest) = s.bytes.get_mut(have..) {
+                rest.fill(0);
+            }
+            // Each byte's fingerprint, then the table entry of the bigram at each position (and
+            // at the OFFSETS after the run): the only step the compiler does not vectorise (a
+            // gather).
+            for (c, &b) in s.cls.iter_mut().zip(s.bytes.iter()) {
+                *c = class(b) as u8;
+            }
             let table = &self.table;
-            s.entry
-                .extend(s.cls.iter().zip(s.cls.iter().skip(1)).map(|(&a, &b)| {
-                    table
-                        .get(usize::from(a | (b << 6)) & (DOMAIN - 1))
-                        .copied()
-                        .unwrap_or(u32::MAX)
-                }));
-            // The buckets each position allows: AND of its offsets' bytes.
-            s.mask.clear();
-            let e = &s.entry;
-            s.mask.extend(
-                e.iter()
-                    .zip(e.iter().skip(1))
-                    .zip(e.iter().skip(2).zip(e.iter().skip(3)))
-                    .take(len)
-                    .map(|((&a, &b), (&c, &d))| (a & (b >> 8) & (c >> 16) & (d >> 24)) as u8),
+            let (c0, c1) = (
+                s.cls.get(..RUN).unwrap_or(&[]),
+                s.cls.get(1..).unwrap_or(&[]),
             );
-            // Most runs of 8 positions have none.
-            for (i, chunk) in s.mask.chunks(8).enumerate() {
-                let mut word = [0u8; 8];
-                if let Some(w) = word.get_mut(..chunk.len()) {
-                    w.copy_from_slice(chunk);
-                }
-                if u64::from_ne_bytes(word) == 0 {
+            for ((e, &a), &b) in s.entry.iter_mut().zip(c0).zip(c1) {
+                *e = table
+                    .get((usize::from(a) | (usize::from(b) << 6)) & (DOMAIN - 1))
+                    .copied()
+                    .unwrap_or(u32::MAX);
+            }
+            // The buckets each position allows: the AND of its offsets' bytes.
+            let e = &s.entry;
+            let (e0, e1, e2, e3) = (
+                e.get(..STEP).unwrap_or(&[]),
+                e.get(1..).unwrap_or(&[]),
+                e.get(2..).unwrap_or(&[]),
+                e.get(3..).unwrap_or(&[]),
+            );
+            for ((((m, &a), &b), &c), &d) in s.mask.iter_mut().zip(e0).zip(e1).zip(e2).zip(e3) {
+                *m = (a & (b >> 8) & (c >> 16) & (d >> 24)) as u8;
+            }
+            // Most runs of 32 positions have none.
+            for (i, chunk) in s.mask.get(..len).unwrap_or(&[]).chunks(32).enumerate() {
+                if chunk.iter().fold(0u8, |a, &m| a | m) == 0 {
                     continue;
                 }
                 for (j, &m) in chunk.iter().enumerate() {
                     if m != 0 {
-                        found(at + 8 * i + j, m);
+                        found(at + 32 * i + j, m);
                     }
                 }
             }
-            at = end;
+            at += len;
         }
     }
 

@@ -102,78 +102,110 @@ pub fn scan<R: Read>(r: R, m: &dyn MatrixSource) -> std::io::Result<ScanResult> 
     scan_with(r, m, cat)
 }
 
-/// The weak literals ([`Cover::weak`]) and the words of the patterns each stands for, found in a
-/// line by one automaton (every occurrence of each, overlapping): a line passes when it holds a
-/// weak literal and every word of one of that literal's patterns. (A substring search per
-/// literal and word cost 29,000 instructions a line on the PyTorch log's "max memory allocated"
-/// lines, which hold the weak `memory` and `alloca`: 43 % of that log's scan.)
+/// The weak literals ([`Cover::weak`]) and the patterns each stands for: a line passes when it
+/// holds a weak literal and every word of one of that literal's patterns. One automaton finds the
+/// weak literals and each pattern's longest word (every occurrence, overlapping); only the
+/// patterns whose longest word and literal the line holds have their other words looked for.
+/// (A substring search per literal and word cost 29,000 instructions a line on the PyTorch log's
+/// "max memory allocated" lines, which hold the weak `memory` and `alloca`: 43 % of that log's
+/// scan.)
 struct WeakWords {
-    /// Every weak literal and word, each once; `None` when there are no weak literals.
-    ac: Option<AhoCorasick>,
-    /// The number of distinct literals and words.
-    items: usize,
-    /// Per weak literal, its item and, per pattern, the items of its words.
-    of: Vec<(usize, Vec<Vec<usize>>)>,
+    /// The weak literals and the patterns' longest words, each once.
+    items: Vec<String>,
+    /// Their automaton (a DFA: a few instructions a byte), built at the first weak hit.
+    ac: std::sync::OnceLock<Option<AhoCorasick>>,
+    /// Per item, the patterns checked when a line holds it (those it is the longest word of):
+    /// the item of their literal and their words. The last entry: patterns checked always (no
+    /// word and an empty literal).
+    keyed: Vec<Vec<(usize, Vec<String>)>>,
 }
 
 impl WeakWords {
-    fn new(weak: &[(String, Vec<Vec<String>>)]) -> std::io::Result<WeakWords> {
-        /// The item of `s`, numbered at its first sight; a word of no bytes is in every line:
-        /// `usize::MAX` stands for it.
-        fn item<'a>(
-            s: &'a str,
-            ids: &mut HashMap<&'a str, usize>,
-            items: &mut Vec<&'a str>,
-        ) -> usize {
+    fn new(weak: &[(String, Vec<Vec<String>>)]) -> WeakWords {
+        let mut ids: HashMap<String, usize> = HashMap::new();
+        let mut items: Vec<String> = Vec::new();
+        // The item of a text, numbered at its first sight; `usize::MAX` for an empty one (in
+        // every line).
+        let mut item = |s: &str, items: &mut Vec<String>| -> usize {
             if s.is_empty() {
                 return usize::MAX;
             }
-            let n = items.len();
-            *ids.entry(s).or_insert_with(|| {
-                items.push(s);
-                n
+            *ids.entry(s.to_string()).or_insert_with(|| {
+                items.push(s.to_string());
+                items.len() - 1
             })
-        }
-        let mut ids: HashMap<&str, usize> = HashMap::new();
-        let mut items: Vec<&str> = Vec::new();
-        let mut of = Vec::new();
-        for (x, pats) in weak {
-            let x = item(x, &mut ids, &mut items);
-            let pats = pats
-                .iter()
-                .map(|ws| ws.iter().map(|w| item(w, &mut ids, &mut items)).collect())
-                .collect();
-            of.push((x, pats));
-        }
-        let ac = if items.is_empty() {
-            None
-        } else {
-            Some(AhoCorasick::new(&items).map_err(|e| std::io::Error::other(e.to_string()))?)
         };
-        Ok(WeakWords {
-            ac,
-            items: items.len(),
-            of,
-        })
+        let mut keys = Vec::new();
+        for (x, pats) in weak {
+            let xi = item(x, &mut items);
+            for ws in pats {
+                let key = ws
+                    .iter()
+                    .filter(|w| !w.is_empty())
+                    .max_by_key(|w| w.len())
+                    .unwrap_or(x);
+                keys.push((item(key, &mut items), xi, ws.clone()));
+            }
+        }
+        let mut keyed = vec![Vec::new(); items.len() + 1];
+        let always = items.len();
+        for (k, xi, ws) in keys {
+            if let Some(v) = keyed.get_mut(if k == usize::MAX { always } else { k }) {
+                v.push((xi, ws));
+            }
+        }
+        WeakWords {
+            items,
+            ac: std::sync::OnceLock::new(),
+            keyed,
+        }
     }
 
     /// Whether `line` (lowercased) holds a weak literal and every word of one of its patterns.
     fn holds(&self, line: &[u8]) -> bool {
-        if self.of.is_empty() {
-            return false;
-        }
-        let mut present = vec![false; self.items];
-        if let Some(ac) = &self.ac {
-            for m in ac.find_overlapping_iter(line) {
-                if let Some(p) = present.get_mut(m.pattern().as_usize()) {
-                    *p = true;
+        let ac = self.ac.get_or_init(|| {
+            AhoCorasick::builder()
+                .kind(Some(aho_corasick::AhoCorasickKind::DFA))
+                .build(&self.items)
+                .ok()
+        });
+        let mut present = vec![false; self.items.len()];
+        // The items the line holds, each once, and last the patterns checked always.
+        let mut seen = Vec::new();
+        match ac {
+            Some(ac) => {
+                for m in ac.find_overlapping_iter(line) {
+                    let i = m.pattern().as_usize();
+                    if let Some(p) = present.get_mut(i) {
+                        if !*p {
+                            *p = true;
+                            seen.push(i);
+                        }
+                    }
+                }
+            }
+            // No automaton (none can be built of no items): each item looked for alone.
+            None => {
+                for (i, x) in self.items.iter().enumerate() {
+                    if memchr::memmem::find(line, x.as_bytes()).is_some() {
+                        if let Some(p) = present.get_mut(i) {
+                            *p = true;
+                        }
+                        seen.push(i);
+                    }
                 }
             }
         }
-        let has = |i: usize| i == usize::MAX || present.get(i).copied().unwrap_or(false);
-        self.of
-            .iter()
-            .any(|(x, pats)| has(*x) && pats.iter().any(|ws| ws.iter().all(|&w| has(w))))
+        seen.push(self.items.len());
+        let has_item = |i: usize| i == usize::MAX || present.get(i).copied().unwrap_or(false);
+        seen.iter()
+            .flat_map(|&i| self.keyed.get(i).into_iter().flatten())
+            .any(|(xi, ws)| {
+                has_item(*xi)
+                    && ws
+                        .iter()
+                        .all(|w| memchr::memmem::find(line, w.as_bytes()).is_some())
+            })
     }
 }
 
@@ -250,7 +282,7 @@ impl Prefilter {
             .map_err(|e| std::io::Error::other(e.to_string()))?;
         Ok(Prefilter {
             bigrams: Bigrams::new(&strong, &weak),
-            weak: WeakWords::new(&cover.weak)?,
+            weak: WeakWords::new(&cover.weak),
             hidden,
         })
     }
