@@ -133,3 +133,92 @@ proptest! {
         prop_assert_eq!(filtered(&text, &s, &w), plain(&text, &s, &w));
     }
 }
+
+/// Not a check: the figures of docs/benchmarks.md on whether the first stage's cost grows with
+/// the number of literals. Over the log named by `GPUDOCTOR_BENCH_LOG`, the filter and its
+/// verification, and the Teddy searches it replaced (groups of 24), with the built-in cover
+/// halved (every other literal), whole, and doubled (each literal once more, reversed: as rare
+/// in logs). Writes, per cover, the literals, the candidates and the milliseconds (best of 3) to
+/// standard error; run under `valgrind --tool=callgrind --toggle-collect=...` for instructions.
+///   GPUDOCTOR_BENCH_LOG=/tmp/x.log cargo test --release --lib explain::bigrams::tests::cost_by_cover_size -- --ignored --nocapture
+#[test]
+#[ignore]
+fn cost_by_cover_size() {
+    use std::io::Write;
+    let Some(path) = std::env::var_os("GPUDOCTOR_BENCH_LOG") else {
+        return;
+    };
+    let text = std::fs::read(path).unwrap();
+    let cover = crate::explain::logscan::cover(crate::explain::embedded_catalog().unwrap());
+    let all: Vec<Vec<u8>> = cover
+        .strong
+        .iter()
+        .flatten()
+        .map(|x| x.as_bytes().to_vec())
+        .collect();
+    let half: Vec<Vec<u8>> = all.iter().step_by(2).cloned().collect();
+    let mut double = all.clone();
+    double.extend(
+        all.iter()
+            .map(|x| x.iter().rev().copied().collect::<Vec<u8>>()),
+    );
+    let mut err = std::io::stderr();
+    for (name, lits) in [("half", &half), ("whole", &all), ("double", &double)] {
+        let none: Vec<Vec<u8>> = Vec::new();
+        let b = Bigrams::new(lits, &none);
+        let mut s = Scratch::default();
+        let mut best = f64::MAX;
+        let (mut cands, mut hits) = (0usize, 0usize);
+        for _ in 0..3 {
+            let t = std::time::Instant::now();
+            (cands, hits) = (0, 0);
+            // As the scan: one hit a line.
+            let mut next = 0;
+            b.candidates(&text, &mut s, |p, m| {
+                cands += 1;
+                if p >= next && b.kinds_at(&text, p, m).strong {
+                    hits += 1;
+                    next = memchr::memchr(b'\n', &text[p..]).map_or(text.len(), |i| p + i + 1);
+                }
+            });
+            best = best.min(t.elapsed().as_secs_f64());
+        }
+        // The Teddy searches (over a lowercased copy, as the stage before this one; hits are summed over the groups).
+        let lower = text.to_ascii_lowercase();
+        let teddy: Vec<_> = lits
+            .chunks(24)
+            .filter_map(|g| {
+                aho_corasick::packed::Config::new()
+                    .builder()
+                    .extend(g)
+                    .build()
+            })
+            .collect();
+        let mut best_teddy = f64::MAX;
+        let mut teddy_hits = 0usize;
+        for _ in 0..3 {
+            let t = std::time::Instant::now();
+            teddy_hits = 0;
+            for sr in &teddy {
+                let mut pos = 0;
+                while let Some(h) = sr.find_in(&lower, aho_corasick::Span::from(pos..lower.len())) {
+                    teddy_hits += 1;
+                    pos = memchr::memchr(b'\n', &lower[h.start()..])
+                        .map_or(lower.len(), |i| h.start() + i + 1);
+                }
+            }
+            best_teddy = best_teddy.min(t.elapsed().as_secs_f64());
+        }
+        writeln!(
+            err,
+            "{name}: {} literals; filter {cands} candidates, {hits} hits, {:.1} ms ({:.2} ns/byte); teddy {} groups, {teddy_hits} hits, {:.1} ms ({:.2} ns/byte)",
+            lits.len(),
+            best * 1e3,
+            best * 1e9 / text.len() as f64,
+            teddy.len(),
+            best_teddy * 1e3,
+            best_teddy * 1e9 / text.len() as f64,
+        )
+        .unwrap();
+    }
+}

@@ -104,20 +104,34 @@ pub fn scan<R: Read>(r: R, m: &dyn MatrixSource) -> std::io::Result<ScanResult> 
 
 /// The weak literals ([`Cover::weak`]) and the patterns each stands for: a line passes when it
 /// holds a weak literal and every word of one of that literal's patterns. One automaton finds the
-/// weak literals and each pattern's longest word (every occurrence, overlapping); only the
-/// patterns whose longest word and literal the line holds have their other words looked for.
-/// (A substring search per literal and word cost 29,000 instructions a line on the PyTorch log's
-/// "max memory allocated" lines, which hold the weak `memory` and `alloca`: 43 % of that log's
-/// scan.)
+/// weak literals and the patterns' words of 3 bytes or more (every occurrence, overlapping); only
+/// the patterns whose longest word the line holds are checked, their words of 1 or 2 bytes with a
+/// substring search. (A substring search per literal and word cost 29,000 instructions a line on
+/// the PyTorch log's "max memory allocated" lines, which hold the weak `memory` and `alloca`:
+/// 43 % of that log's scan.)
 struct WeakWords {
-    /// The weak literals and the patterns' longest words, each once.
+    /// The weak literals and the patterns' words of 3 bytes or more, each once.
     items: Vec<String>,
     /// Their automaton (a DFA: a few instructions a byte), built at the first weak hit.
     ac: std::sync::OnceLock<Option<AhoCorasick>>,
-    /// Per item, the patterns checked when a line holds it (those it is the longest word of):
-    /// the item of their literal and their words. The last entry: patterns checked always (no
-    /// word and an empty literal).
-    keyed: Vec<Vec<(usize, Vec<String>)>>,
+    /// Per item, the patterns checked when a line holds it (those it is the longest word of, or
+    /// the literal of, when they have no word): their literal's item, their words' items, their
+    /// shorter words. The last entry: patterns checked always (no word, an empty literal).
+    keyed: Vec<Vec<WeakPattern>>,
+}
+
+/// A pattern of a weak literal, as [`WeakWords`] checks it.
+struct WeakPattern {
+    literal: usize,
+    words: Vec<usize>,
+    short: Vec<memchr::memmem::Finder<'static>>,
+}
+
+/// A line's items, for [`WeakWords::holds`] (kept between lines: only the items seen are reset).
+#[derive(Default)]
+struct WeakScratch {
+    present: Vec<bool>,
+    seen: Vec<usize>,
 }
 
 impl WeakWords {
@@ -137,21 +151,34 @@ impl WeakWords {
         };
         let mut keys = Vec::new();
         for (x, pats) in weak {
-            let xi = item(x, &mut items);
+            let literal = item(x, &mut items);
             for ws in pats {
-                let key = ws
+                let (long, short): (Vec<&String>, Vec<&String>) = ws
                     .iter()
                     .filter(|w| !w.is_empty())
-                    .max_by_key(|w| w.len())
-                    .unwrap_or(x);
-                keys.push((item(key, &mut items), xi, ws.clone()));
+                    .partition(|w| w.len() >= 3);
+                let key = long.iter().max_by_key(|w| w.len()).copied().unwrap_or(x);
+                let key = if key.len() >= 3 || key == x {
+                    item(key, &mut items)
+                } else {
+                    literal
+                };
+                let pattern = WeakPattern {
+                    literal,
+                    words: long.iter().map(|w| item(w, &mut items)).collect(),
+                    short: short
+                        .iter()
+                        .map(|w| memchr::memmem::Finder::new(w.as_bytes()).into_owned())
+                        .collect(),
+                };
+                keys.push((key, pattern));
             }
         }
-        let mut keyed = vec![Vec::new(); items.len() + 1];
+        let mut keyed: Vec<Vec<WeakPattern>> = (0..=items.len()).map(|_| Vec::new()).collect();
         let always = items.len();
-        for (k, xi, ws) in keys {
+        for (k, pattern) in keys {
             if let Some(v) = keyed.get_mut(if k == usize::MAX { always } else { k }) {
-                v.push((xi, ws));
+                v.push(pattern);
             }
         }
         WeakWords {
@@ -162,50 +189,55 @@ impl WeakWords {
     }
 
     /// Whether `line` (lowercased) holds a weak literal and every word of one of its patterns.
-    fn holds(&self, line: &[u8]) -> bool {
+    fn holds(&self, line: &[u8], s: &mut WeakScratch) -> bool {
         let ac = self.ac.get_or_init(|| {
             AhoCorasick::builder()
                 .kind(Some(aho_corasick::AhoCorasickKind::DFA))
                 .build(&self.items)
                 .ok()
         });
-        let mut present = vec![false; self.items.len()];
-        // The items the line holds, each once, and last the patterns checked always.
-        let mut seen = Vec::new();
+        s.present.resize(self.items.len(), false);
+        s.seen.clear();
+        let mark = |i: usize, s: &mut WeakScratch| {
+            if let Some(p) = s.present.get_mut(i) {
+                if !*p {
+                    *p = true;
+                    s.seen.push(i);
+                }
+            }
+        };
         match ac {
             Some(ac) => {
                 for m in ac.find_overlapping_iter(line) {
-                    let i = m.pattern().as_usize();
-                    if let Some(p) = present.get_mut(i) {
-                        if !*p {
-                            *p = true;
-                            seen.push(i);
-                        }
-                    }
+                    mark(m.pattern().as_usize(), s);
                 }
             }
-            // No automaton (none can be built of no items): each item looked for alone.
+            // No automaton (none is built of no items): each item looked for alone.
             None => {
                 for (i, x) in self.items.iter().enumerate() {
                     if memchr::memmem::find(line, x.as_bytes()).is_some() {
-                        if let Some(p) = present.get_mut(i) {
-                            *p = true;
-                        }
-                        seen.push(i);
+                        mark(i, s);
                     }
                 }
             }
         }
-        seen.push(self.items.len());
-        let has_item = |i: usize| i == usize::MAX || present.get(i).copied().unwrap_or(false);
-        seen.iter()
+        let has = |i: usize| i == usize::MAX || s.present.get(i).copied().unwrap_or(false);
+        let yes = s
+            .seen
+            .iter()
+            .chain(std::iter::once(&self.items.len()))
             .flat_map(|&i| self.keyed.get(i).into_iter().flatten())
-            .any(|(xi, ws)| {
-                has_item(*xi)
-                    && ws
-                        .iter()
-                        .all(|w| memchr::memmem::find(line, w.as_bytes()).is_some())
-            })
+            .any(|p| {
+                has(p.literal)
+                    && p.words.iter().all(|&w| has(w))
+                    && p.short.iter().all(|f| f.find(line).is_some())
+            });
+        for &i in &s.seen {
+            if let Some(p) = s.present.get_mut(i) {
+                *p = false;
+            }
+        }
+        yes
     }
 }
 
@@ -227,6 +259,7 @@ struct Prefilter {
 struct Scratch {
     filter: bigrams::Scratch,
     line: Vec<u8>,
+    weak: WeakScratch,
 }
 
 /// [`cover_of`] the patterns of `cat`.
@@ -292,7 +325,7 @@ impl Prefilter {
     fn holds_normalised(&self, line: &[u8], s: &mut Scratch) -> bool {
         let n = super::catalog::normalise(&String::from_utf8_lossy(line));
         let n = n.as_bytes();
-        self.bigrams.holds_strong(n, &mut s.filter) || self.weak.holds(n)
+        self.bigrams.holds_strong(n, &mut s.filter) || self.weak.holds(n, &mut s.weak)
     }
 
     /// The start of every line of `text` (whole lines) that holds a literal, ascending, each
@@ -326,7 +359,7 @@ impl Prefilter {
             // longer line, one a half window).
             let (mut strong_from, mut weak_from) = (0usize, 0usize);
             let (bigrams, weak) = (&self.bigrams, &self.weak);
-            let line = &mut s.line;
+            let (line, ws) = (&mut s.line, &mut s.weak);
             bigrams.candidates(block, &mut s.filter, |p, buckets| {
                 if p < strong_from && p < weak_from {
                     return;
@@ -350,7 +383,7 @@ impl Prefilter {
                             .iter()
                             .map(u8::to_ascii_lowercase),
                     );
-                    if weak.holds(line) {
+                    if weak.holds(line, ws) {
                         starts.push(from + start);
                     }
                     weak_from = (stop + 1).min(p + MAX_LINE / 2).max(p + 1);
