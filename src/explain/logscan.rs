@@ -104,13 +104,13 @@ pub fn scan<R: Read>(r: R, m: &dyn MatrixSource) -> std::io::Result<ScanResult> 
 
 /// The weak literals ([`Cover::weak`]) and the patterns each stands for: a line passes when it
 /// holds a weak literal and every word of one of that literal's patterns. One automaton finds the
-/// weak literals and the patterns' words of 3 bytes or more (every occurrence, overlapping); only
-/// the patterns whose longest word the line holds are checked, their words of 1 or 2 bytes with a
-/// substring search. (A substring search per literal and word cost 29,000 instructions a line on
+/// weak literals and the patterns' words of [`LONG_WORD`] bytes or more (every occurrence,
+/// overlapping); only the patterns whose longest word the line holds are checked, their shorter
+/// words with a substring search. (A substring search per literal and word cost 29,000 instructions a line on
 /// the PyTorch log's "max memory allocated" lines, which hold the weak `memory` and `alloca`:
 /// 43 % of that log's scan.)
 struct WeakWords {
-    /// The weak literals and the patterns' words of 3 bytes or more, each once.
+    /// The weak literals and the patterns' words of [`LONG_WORD`] bytes or more, each once.
     items: Vec<String>,
     /// Their automaton (a DFA: a few instructions a byte), built at the first weak hit.
     ac: std::sync::OnceLock<Option<AhoCorasick>>,
@@ -119,6 +119,11 @@ struct WeakWords {
     /// shorter words. The last entry: patterns checked always (no word, an empty literal).
     keyed: Vec<Vec<WeakPattern>>,
 }
+
+/// The shortest word [`WeakWords`]' automaton looks for: shorter ones (`the`, `for`, `not`)
+/// are in most lines of prose (a vLLM log's prompts), and each occurrence costs the automaton's
+/// overlapping search a stop.
+const LONG_WORD: usize = 4;
 
 /// A pattern of a weak literal, as [`WeakWords`] checks it.
 struct WeakPattern {
@@ -156,9 +161,9 @@ impl WeakWords {
                 let (long, short): (Vec<&String>, Vec<&String>) = ws
                     .iter()
                     .filter(|w| !w.is_empty())
-                    .partition(|w| w.len() >= 3);
+                    .partition(|w| w.len() >= LONG_WORD);
                 let key = long.iter().max_by_key(|w| w.len()).copied().unwrap_or(x);
-                let key = if key.len() >= 3 || key == x {
+                let key = if key.len() >= LONG_WORD || key == x {
                     item(key, &mut items)
                 } else {
                     literal
