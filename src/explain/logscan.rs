@@ -1,18 +1,20 @@
-//! `explain --log FILE`: scans a log of any size. Each block of lines is lowercased into a second
-//! buffer, and vectorised (Teddy) searches over a small cover of the catalog's patterns ([`cover`]:
-//! literals chosen against ordinary log text, in groups of [`super::cover::GROUP`]) find the
-//! candidate lines; a byte-at-a-time automaton over the catalog's few hundred patterns ran at a
-//! fifth of the speed (counted in instructions on a 30 MB vLLM log, about as many as these
-//! searches). A regular file of some size is cut into segments of whole lines that several threads
-//! search at once ([`scan_file`]); the threads take turns reading a pipe a block of whole lines at
-//! a time ([`scan_stream`]); a small file is one stream ([`scan_with`]). The text is searched
-//! 128 KiB at a time, so that it is still in the core's cache when it is lowercased and searched
-//! (reading a 16 MiB segment first cost 17 % more time). A candidate line is decoded and matched
-//! against the whole catalog (normalised, as pasted text is) by the thread that found it; what
-//! matches is merged in the order of the log, on one thread; of a line longer than [`MAX_LINE`],
-//! the window of that size around each hit. The cover of the built-in catalog is computed by
-//! src/explain/cover.rs and committed (src/explain/cover_built.rs). Line numbers come from counting newlines with memchr. Each
-//! distinct match is reported once, with its count and first line.
+//! `explain --log FILE`: scans a log of any size. One pass of a bigram-fingerprint filter
+//! ([`Bigrams`]: its cost per byte does not grow with the number of literals) over each block of
+//! lines finds where the literals of a small cover of the catalog's patterns may start ([`cover`]:
+//! literals chosen against ordinary log text); its candidates are verified exactly, and a line
+//! holding a weak literal is a candidate only when it holds every word of one of that literal's
+//! patterns ([`WeakWords`]). (Ten Teddy passes over a lowercased copy, one per group of 24
+//! literals, did this before: docs/benchmarks.md.) A regular file of some size is cut into
+//! segments of whole lines that several threads search at once ([`scan_file`]); the threads take
+//! turns reading a pipe a block of whole lines at a time ([`scan_stream`]); a small file is one
+//! stream ([`scan_with`]). The text is searched 128 KiB at a time, so that it is still in the
+//! core's cache (reading a 16 MiB segment first cost 17 % more time). A candidate line is decoded
+//! and matched against the whole catalog (normalised, as pasted text is) by the thread that found
+//! it; what matches is merged in the order of the log, on one thread; of a line longer than
+//! [`MAX_LINE`], the window of that size around each hit. The cover of the built-in catalog is
+//! computed by src/explain/cover.rs and committed (src/explain/cover_built.rs). Line numbers come
+//! from counting newlines with memchr. Each distinct match is reported once, with its count and
+//! first line.
 
 use std::collections::HashMap;
 use std::io::Read;
@@ -28,13 +30,13 @@ use super::{line_matches_of, rank, Match};
 use crate::faults::logparse::LogParser;
 use crate::matrix::Matrix;
 
-/// Read at a time: small enough that the text, its lowercased block and the searches stay in
-/// the core's cache (a whole segment read first went through memory three times).
+/// Read at a time: small enough that the text and the filter's work stay in the core's cache
+/// (a whole segment read first went through memory three times).
 const CHUNK: usize = 256 * 1024;
 /// Longest line kept whole; of a longer line, the window of this size around each hit is matched.
 const MAX_LINE: usize = 64 * 1024;
-/// The prefilter lowercases and searches this much at a time, so that the copy stays in the
-/// core's cache.
+/// The prefilter searches this much at a time (its hits are sorted and deduplicated a block at a
+/// time).
 const BLOCK: usize = 128 * 1024;
 /// What each thread scans of a regular file in one round.
 const SEGMENT: u64 = 16 << 20;
@@ -560,7 +562,7 @@ fn scan_threads(threads: usize) -> usize {
 
 /// [`scan_with`] on several threads, for a stream that cannot be read at an offset (a pipe,
 /// standard input): `threads` scanning threads take turns reading the next block of whole lines
-/// ([`PIPE_BLOCK`]) and each lowercases, searches and matches its own block; this thread matches
+/// ([`PIPE_BLOCK`]) and each searches and matches its own block; this thread matches
 /// what they found in the log's order. One block a thread is held at once. One thread, or
 /// `threads` < 2, is [`scan_with`].
 pub fn scan_stream<R: Read + Send>(
@@ -636,7 +638,7 @@ fn scan_stream_in<R: Read + Send>(
 }
 
 /// The stream [`scan_stream`]'s threads share: each takes the next block under the lock and
-/// scans it itself, so that the block is in its own core's cache when it is lowercased and
+/// scans it itself, so that the block is in its own core's cache when it is filtered and
 /// searched, and no thread only waits on the pipe. (A reading thread handing blocks to the
 /// scanning threads took the same time on an 88 MB log, and held two blocks a thread.)
 struct Source<R> {
