@@ -1,24 +1,27 @@
-//! `explain --log FILE`: scans a log of any size. Each block of lines is lowercased into a second
-//! buffer, and vectorised (Teddy) searches over a small cover of the catalog's patterns ([`cover`]:
-//! literals chosen against ordinary log text, in groups of [`super::cover::GROUP`]) find the
-//! candidate lines; a byte-at-a-time automaton over the catalog's few hundred patterns ran at a
-//! fifth of the speed (counted in instructions on a 30 MB vLLM log, about as many as these
-//! searches). A regular file of some size is cut into segments of whole lines that several threads
-//! search at once ([`scan_file`]); the threads take turns reading a pipe a block of whole lines at
-//! a time ([`scan_stream`]); a small file is one stream ([`scan_with`]). The text is searched
-//! 128 KiB at a time, so that it is still in the core's cache when it is lowercased and searched
-//! (reading a 16 MiB segment first cost 17 % more time). A candidate line is decoded and matched
-//! against the whole catalog (normalised, as pasted text is) by the thread that found it; what
-//! matches is merged in the order of the log, on one thread; of a line longer than [`MAX_LINE`],
-//! the window of that size around each hit. The cover of the built-in catalog is computed by
-//! src/explain/cover.rs and committed (src/explain/cover_built.rs). Line numbers come from counting newlines with memchr. Each
-//! distinct match is reported once, with its count and first line.
+//! `explain --log FILE`: scans a log of any size. One pass of a bigram-fingerprint filter
+//! ([`Bigrams`]: its cost per byte does not grow with the number of literals) over each block of
+//! lines finds where the literals of a small cover of the catalog's patterns may start ([`cover`]:
+//! literals chosen against ordinary log text); its candidates are verified exactly, and a line
+//! holding a weak literal is a candidate only when it holds every word of one of that literal's
+//! patterns ([`WeakWords`]). (Ten Teddy passes over a lowercased copy, one per group of 24
+//! literals, did this before: docs/benchmarks.md.) A regular file of some size is cut into
+//! segments of whole lines that several threads search at once ([`scan_file`]); the threads take
+//! turns reading a pipe a block of whole lines at a time ([`scan_stream`]); a small file is one
+//! stream ([`scan_with`]). The text is searched 128 KiB at a time, so that it is still in the
+//! core's cache (reading a 16 MiB segment first cost 17 % more time). A candidate line is decoded
+//! and matched against the whole catalog (normalised, as pasted text is) by the thread that found
+//! it; what matches is merged in the order of the log, on one thread; of a line longer than
+//! [`MAX_LINE`], the window of that size around each hit. The cover of the built-in catalog is
+//! computed by src/explain/cover.rs and committed (src/explain/cover_built.rs). Line numbers come
+//! from counting newlines with memchr. Each distinct match is reported once, with its count and
+//! first line.
 
 use std::collections::HashMap;
 use std::io::Read;
 
-use aho_corasick::{AhoCorasick, Input, MatchKind};
+use aho_corasick::{AhoCorasick, Input};
 
+use super::bigrams::{self, Bigrams};
 use super::catalog::Catalog;
 use super::cover::{cover_of, Cover};
 #[cfg(test)]
@@ -27,13 +30,13 @@ use super::{line_matches_of, rank, Match};
 use crate::faults::logparse::LogParser;
 use crate::matrix::Matrix;
 
-/// Read at a time: small enough that the text, its lowercased block and the searches stay in
-/// the core's cache (a whole segment read first went through memory three times).
+/// Read at a time: small enough that the text and the filter's work stay in the core's cache
+/// (a whole segment read first went through memory three times).
 const CHUNK: usize = 256 * 1024;
 /// Longest line kept whole; of a longer line, the window of this size around each hit is matched.
 const MAX_LINE: usize = 64 * 1024;
-/// The prefilter lowercases and searches this much at a time, so that the copy stays in the
-/// core's cache.
+/// The prefilter searches this much at a time (its hits are sorted and deduplicated a block at a
+/// time).
 const BLOCK: usize = 128 * 1024;
 /// What each thread scans of a regular file in one round.
 const SEGMENT: u64 = 16 << 20;
@@ -101,26 +104,169 @@ pub fn scan<R: Read>(r: R, m: &dyn MatrixSource) -> std::io::Result<ScanResult> 
     scan_with(r, m, cat)
 }
 
-/// One weak literal ([`Cover::weak`]) and, for each pattern it stands for, its words.
-type Weak = (
-    memchr::memmem::Finder<'static>,
-    Vec<Vec<memchr::memmem::Finder<'static>>>,
-);
+/// The weak literals ([`Cover::weak`]) and the patterns each stands for: a line passes when it
+/// holds a weak literal and every word of one of that literal's patterns. One automaton finds the
+/// weak literals and the patterns' words of [`LONG_WORD`] bytes or more (every occurrence,
+/// overlapping); only the patterns whose longest word the line holds are checked, their shorter
+/// words with a substring search. (A substring search per literal and word cost 29,000 instructions a line on
+/// the PyTorch log's "max memory allocated" lines, which hold the weak `memory` and `alloca`:
+/// 43 % of that log's scan.)
+struct WeakWords {
+    /// The weak literals and the patterns' words of [`LONG_WORD`] bytes or more, each once.
+    items: Vec<String>,
+    /// Their automaton (a DFA: a few instructions a byte), built at the first weak hit.
+    ac: std::sync::OnceLock<Option<AhoCorasick>>,
+    /// Per item, the patterns checked when a line holds it (those it is the longest word of, or
+    /// the literal of, when they have no word): their literal's item, their words' items, their
+    /// shorter words. The last entry: patterns checked always (no word, an empty literal).
+    keyed: Vec<Vec<WeakPattern>>,
+}
 
-/// Finds the lines that may match: vectorised searches for the catalog's cover literals in a
-/// lowercased copy of the text.
+/// The shortest word [`WeakWords`]' automaton looks for: shorter ones (`the`, `for`, `not`)
+/// are in most lines of prose (a vLLM log's prompts), and each occurrence costs the automaton's
+/// overlapping search a stop.
+const LONG_WORD: usize = 4;
+
+/// A pattern of a weak literal, as [`WeakWords`] checks it.
+struct WeakPattern {
+    literal: usize,
+    words: Vec<usize>,
+    short: Vec<memchr::memmem::Finder<'static>>,
+}
+
+/// A line's items, for [`WeakWords::holds`] (kept between lines: only the items seen are reset).
+#[derive(Default)]
+struct WeakScratch {
+    present: Vec<bool>,
+    seen: Vec<usize>,
+}
+
+impl WeakWords {
+    fn new(weak: &[(String, Vec<Vec<String>>)]) -> WeakWords {
+        let mut ids: HashMap<String, usize> = HashMap::new();
+        let mut items: Vec<String> = Vec::new();
+        // The item of a text, numbered at its first sight; `usize::MAX` for an empty one (in
+        // every line).
+        let mut item = |s: &str, items: &mut Vec<String>| -> usize {
+            if s.is_empty() {
+                return usize::MAX;
+            }
+            *ids.entry(s.to_string()).or_insert_with(|| {
+                items.push(s.to_string());
+                items.len() - 1
+            })
+        };
+        let mut keys = Vec::new();
+        for (x, pats) in weak {
+            let literal = item(x, &mut items);
+            for ws in pats {
+                let (long, short): (Vec<&String>, Vec<&String>) = ws
+                    .iter()
+                    .filter(|w| !w.is_empty())
+                    .partition(|w| w.len() >= LONG_WORD);
+                let key = long.iter().max_by_key(|w| w.len()).copied().unwrap_or(x);
+                let key = if key.len() >= LONG_WORD || key == x {
+                    item(key, &mut items)
+                } else {
+                    literal
+                };
+                let pattern = WeakPattern {
+                    literal,
+                    words: long.iter().map(|w| item(w, &mut items)).collect(),
+                    short: short
+                        .iter()
+                        .map(|w| memchr::memmem::Finder::new(w.as_bytes()).into_owned())
+                        .collect(),
+                };
+                keys.push((key, pattern));
+            }
+        }
+        let mut keyed: Vec<Vec<WeakPattern>> = (0..=items.len()).map(|_| Vec::new()).collect();
+        let always = items.len();
+        for (k, pattern) in keys {
+            if let Some(v) = keyed.get_mut(if k == usize::MAX { always } else { k }) {
+                v.push(pattern);
+            }
+        }
+        WeakWords {
+            items,
+            ac: std::sync::OnceLock::new(),
+            keyed,
+        }
+    }
+
+    /// Whether `line` (lowercased) holds a weak literal and every word of one of its patterns.
+    fn holds(&self, line: &[u8], s: &mut WeakScratch) -> bool {
+        let ac = self.ac.get_or_init(|| {
+            AhoCorasick::builder()
+                .kind(Some(aho_corasick::AhoCorasickKind::DFA))
+                .build(&self.items)
+                .ok()
+        });
+        s.present.resize(self.items.len(), false);
+        s.seen.clear();
+        let mark = |i: usize, s: &mut WeakScratch| {
+            if let Some(p) = s.present.get_mut(i) {
+                if !*p {
+                    *p = true;
+                    s.seen.push(i);
+                }
+            }
+        };
+        match ac {
+            Some(ac) => {
+                for m in ac.find_overlapping_iter(line) {
+                    mark(m.pattern().as_usize(), s);
+                }
+            }
+            // No automaton (none is built of no items): each item looked for alone.
+            None => {
+                for (i, x) in self.items.iter().enumerate() {
+                    if memchr::memmem::find(line, x.as_bytes()).is_some() {
+                        mark(i, s);
+                    }
+                }
+            }
+        }
+        let has = |i: usize| i == usize::MAX || s.present.get(i).copied().unwrap_or(false);
+        let yes = s
+            .seen
+            .iter()
+            .chain(std::iter::once(&self.items.len()))
+            .flat_map(|&i| self.keyed.get(i).into_iter().flatten())
+            .any(|p| {
+                has(p.literal)
+                    && p.words.iter().all(|&w| has(w))
+                    && p.short.iter().all(|f| f.find(line).is_some())
+            });
+        for &i in &s.seen {
+            if let Some(p) = s.present.get_mut(i) {
+                *p = false;
+            }
+        }
+        yes
+    }
+}
+
+/// Finds the lines that may match: one pass of a bigram-fingerprint filter over the catalog's
+/// cover literals ([`Bigrams`]), its candidates verified.
 struct Prefilter {
-    searchers: Vec<aho_corasick::packed::Searcher>,
-    /// One search over the weak literals, and each with the words to check.
-    weak_searcher: Option<aho_corasick::packed::Searcher>,
-    weak: Vec<Weak>,
-    /// Where no vectorised search is available: one automaton over every literal.
-    fallback: Option<AhoCorasick>,
+    bigrams: Bigrams,
+    weak: WeakWords,
     /// What lowercasing ASCII does not see through: an ANSI escape (normalising drops the
     /// sequence, which may join the pieces of a literal) and the Kelvin sign and capital dotted
     /// I (they lowercase to the ASCII `k` and `i`). A line holding one is checked again,
     /// normalised.
     hidden: AhoCorasick,
+}
+
+/// Scratch space of a scanning thread: the filter's, and a lowercased line for the weak
+/// literals' words.
+#[derive(Default)]
+struct Scratch {
+    filter: bigrams::Scratch,
+    line: Vec<u8>,
+    weak: WeakScratch,
 }
 
 /// [`cover_of`] the patterns of `cat`.
@@ -166,92 +312,32 @@ impl Prefilter {
                 .clone(),
             _ => built_cover(cat).unwrap_or_else(|| cover(cat)),
         };
-        let mut groups = cover.strong;
-        let mut weak_searcher = None;
-        let mut weak = Vec::new();
-        if !cover.weak.is_empty() {
-            weak_searcher = aho_corasick::packed::Config::new()
-                .builder()
-                .extend(cover.weak.iter().map(|(x, _)| x))
-                .build();
-            if weak_searcher.is_some() {
-                for (x, of) in cover.weak {
-                    let words = of
-                        .into_iter()
-                        .map(|ws| {
-                            ws.into_iter()
-                                .map(|w| memchr::memmem::Finder::new(w.as_bytes()).into_owned())
-                                .collect()
-                        })
-                        .collect();
-                    weak.push((
-                        memchr::memmem::Finder::new(x.as_bytes()).into_owned(),
-                        words,
-                    ));
-                }
-            } else {
-                // No vectorised search here: the weak literals are looked for as strong ones.
-                groups.push(cover.weak.into_iter().map(|(x, _)| x).collect());
-            }
-        }
-        let groups = &groups;
-        let mut searchers = Vec::new();
-        for g in groups {
-            match aho_corasick::packed::Config::new()
-                .builder()
-                .extend(g)
-                .build()
-            {
-                Some(s) => searchers.push(s),
-                None => {
-                    searchers.clear();
-                    break;
-                }
-            }
-        }
-        let fallback = if searchers.is_empty() {
-            Some(
-                AhoCorasick::builder()
-                    .match_kind(MatchKind::LeftmostFirst)
-                    .kind(Some(aho_corasick::AhoCorasickKind::DFA))
-                    .build(groups.iter().flatten())
-                    .map_err(|e| std::io::Error::other(e.to_string()))?,
-            )
-        } else {
-            None
-        };
+        Self::of_cover(&cover)
+    }
+
+    fn of_cover(cover: &Cover) -> std::io::Result<Prefilter> {
+        let strong: Vec<&str> = cover.strong.iter().flatten().map(String::as_str).collect();
+        let weak: Vec<&str> = cover.weak.iter().map(|(x, _)| x.as_str()).collect();
         let hidden = AhoCorasick::new(["\u{1b}", "\u{212a}", "\u{130}"])
             .map_err(|e| std::io::Error::other(e.to_string()))?;
         Ok(Prefilter {
-            searchers,
-            weak_searcher,
-            weak,
-            fallback,
+            bigrams: Bigrams::new(&strong, &weak),
+            weak: WeakWords::new(&cover.weak),
             hidden,
         })
     }
 
     /// Whether a line, normalised as the catalog matches it, holds a literal (a weak one with
     /// the words of one of its patterns).
-    fn holds_normalised(&self, line: &[u8]) -> bool {
+    fn holds_normalised(&self, line: &[u8], s: &mut Scratch) -> bool {
         let n = super::catalog::normalise(&String::from_utf8_lossy(line));
         let n = n.as_bytes();
-        let span = aho_corasick::Span::from(0..n.len());
-        self.searchers
-            .iter()
-            .any(|sr| sr.find_in(n, span).is_some())
-            || self.weak.iter().any(|(x, of)| {
-                x.find(n).is_some() && of.iter().any(|ws| ws.iter().all(|w| w.find(n).is_some()))
-            })
-            || self
-                .fallback
-                .as_ref()
-                .is_some_and(|ac| ac.find(Input::new(n)).is_some())
+        self.bigrams.holds_strong(n, &mut s.filter) || self.weak.holds(n, &mut s.weak)
     }
 
     /// The start of every line of `text` (whole lines) that holds a literal, ascending, each
-    /// once. `lower` is scratch space.
-    fn candidates(&self, text: &[u8], lower: &mut Vec<u8>, starts: &mut Vec<usize>) {
+    /// once (of a line longer than [`MAX_LINE`], the start of the window around each hit).
+    fn candidates(&self, text: &[u8], s: &mut Scratch, starts: &mut Vec<usize>) {
         let mut from = 0usize;
         while from < text.len() {
             // A block of whole lines (or a cut where one line is longer than the block).
@@ -262,82 +348,61 @@ impl Prefilter {
                 }
             }
             let block = text.get(from..to).unwrap_or(&[]);
-            lower.clear();
-            lower.extend(block.iter().map(u8::to_ascii_lowercase));
             let first = starts.len();
-            let note = |hit: usize, starts: &mut Vec<usize>| -> usize {
-                let start = memchr::memrchr(b'\n', lower.get(..hit).unwrap_or(&[]))
-                    .map(|i| i + 1)
-                    .unwrap_or(0);
-                // In a line longer than MAX_LINE, the window of MAX_LINE around the hit.
-                starts.push(from + start.max(hit.saturating_sub(MAX_LINE / 2)));
-                // Go on from the next line (one hit a line is enough), or past the window.
-                memchr::memchr(b'\n', lower.get(hit..).unwrap_or(&[]))
-                    .map(|i| hit + i + 1)
-                    .unwrap_or(lower.len())
-                    .min(hit + MAX_LINE / 2)
-            };
-            for sr in &self.searchers {
-                let mut pos = 0usize;
-                while let Some(h) =
-                    sr.find_in(lower.as_slice(), aho_corasick::Span::from(pos..lower.len()))
-                {
-                    pos = note(h.start(), starts);
-                }
-            }
-            if let Some(sr) = &self.weak_searcher {
-                let mut pos = 0usize;
-                while let Some(h) =
-                    sr.find_in(lower.as_slice(), aho_corasick::Span::from(pos..lower.len()))
-                {
-                    // The line of the hit: a candidate when, for a weak literal it holds, it
-                    // holds every word of one of that literal's patterns. Every weak literal of
-                    // the line is checked (another may start where this one did).
-                    let start = memchr::memrchr(b'\n', lower.get(..h.start()).unwrap_or(&[]))
-                        .map(|i| i + 1)
-                        .unwrap_or(0)
-                        .max(h.start().saturating_sub(MAX_LINE / 2));
-                    let stop = memchr::memchr(b'\n', lower.get(h.start()..).unwrap_or(&[]))
-                        .map(|i| h.start() + i)
-                        .unwrap_or(lower.len())
-                        .min(start + MAX_LINE);
-                    // The line, or in a longer one the window around the hit.
-                    let line = lower.get(start..stop).unwrap_or(&[]);
-                    let hit = self.weak.iter().any(|(x, of)| {
-                        x.find(line).is_some()
-                            && of
-                                .iter()
-                                .any(|ws| ws.iter().all(|w| w.find(line).is_some()))
-                    });
-                    if hit {
-                        starts.push(from + start);
-                    }
-                    pos = (stop + 1)
-                        .min(lower.len())
-                        .min(h.start() + MAX_LINE / 2)
-                        .max(h.end());
-                }
-            }
-            let mut pos = 0usize;
-            while let Some(h) = self.hidden.find(Input::new(lower.as_slice()).range(pos..)) {
-                let start = memchr::memrchr(b'\n', lower.get(..h.start()).unwrap_or(&[]))
+            // The window of MAX_LINE around a hit: its start (the line's, in a shorter line) and
+            // its end (the line's end).
+            let window = |hit: usize| -> (usize, usize) {
+                let start = memchr::memrchr(b'\n', block.get(..hit).unwrap_or(&[]))
                     .map(|i| i + 1)
                     .unwrap_or(0)
-                    .max(h.start().saturating_sub(MAX_LINE / 2));
-                let stop = memchr::memchr(b'\n', lower.get(h.start()..).unwrap_or(&[]))
-                    .map(|i| h.start() + i)
-                    .unwrap_or(lower.len())
+                    .max(hit.saturating_sub(MAX_LINE / 2));
+                let stop = memchr::memchr(b'\n', block.get(hit..).unwrap_or(&[]))
+                    .map(|i| hit + i)
+                    .unwrap_or(block.len())
                     .min(start + MAX_LINE);
-                if self.holds_normalised(block.get(start..stop).unwrap_or(&[])) {
+                (start, stop)
+            };
+            // Where the next strong and weak hits count from: one hit a line is enough (in a
+            // longer line, one a half window).
+            let (mut strong_from, mut weak_from) = (0usize, 0usize);
+            let (bigrams, weak) = (&self.bigrams, &self.weak);
+            let (line, ws) = (&mut s.line, &mut s.weak);
+            bigrams.candidates(block, &mut s.filter, |p, buckets| {
+                if p < strong_from && p < weak_from {
+                    return;
+                }
+                let k = bigrams.kinds_at(block, p, buckets);
+                if k.strong && p >= strong_from {
+                    let (start, stop) = window(p);
+                    starts.push(from + start);
+                    strong_from = (stop + 1).min(p + MAX_LINE / 2);
+                }
+                if k.weak && p >= weak_from {
+                    // The line of the hit (or in a longer one the window around it): a candidate
+                    // when, for a weak literal it holds, it holds every word of one of that
+                    // literal's patterns.
+                    let (start, stop) = window(p);
+                    line.clear();
+                    line.extend(
+                        block
+                            .get(start..stop)
+                            .unwrap_or(&[])
+                            .iter()
+                            .map(u8::to_ascii_lowercase),
+                    );
+                    if weak.holds(line, ws) {
+                        starts.push(from + start);
+                    }
+                    weak_from = (stop + 1).min(p + MAX_LINE / 2).max(p + 1);
+                }
+            });
+            let mut pos = 0usize;
+            while let Some(h) = self.hidden.find(Input::new(block).range(pos..)) {
+                let (start, stop) = window(h.start());
+                if self.holds_normalised(block.get(start..stop).unwrap_or(&[]), s) {
                     starts.push(from + start);
                 }
-                pos = (stop + 1).min(lower.len()).max(h.end());
-            }
-            if let Some(ac) = &self.fallback {
-                let mut pos = 0usize;
-                while let Some(h) = ac.find(Input::new(lower.as_slice()).range(pos..)) {
-                    pos = note(h.start(), starts);
-                }
+                pos = (stop + 1).min(block.len()).max(h.end());
             }
             if let Some(new) = starts.get_mut(first..) {
                 new.sort_unstable();
@@ -352,7 +417,6 @@ impl Prefilter {
         }
     }
 }
-
 /// What one thread found in its segment: the lines that match (the newlines before each, its
 /// text, the signatures), the newlines, the last byte.
 type Segment = (Vec<(u64, String, Vec<usize>)>, u64, Option<u8>);
@@ -362,11 +426,11 @@ type Segment = (Vec<(u64, String, Vec<usize>)>, u64, Option<u8>);
 fn candidate_lines(
     pre: &Prefilter,
     text: &[u8],
-    lower: &mut Vec<u8>,
+    scratch: &mut Scratch,
     mut found: impl FnMut(u64, &[u8]),
 ) -> u64 {
     let mut starts = Vec::new();
-    pre.candidates(text, lower, &mut starts);
+    pre.candidates(text, scratch, &mut starts);
     let mut counted_to = 0usize;
     let mut before = 0u64;
     for start in starts {
@@ -498,7 +562,7 @@ fn scan_threads(threads: usize) -> usize {
 
 /// [`scan_with`] on several threads, for a stream that cannot be read at an offset (a pipe,
 /// standard input): `threads` scanning threads take turns reading the next block of whole lines
-/// ([`PIPE_BLOCK`]) and each lowercases, searches and matches its own block; this thread matches
+/// ([`PIPE_BLOCK`]) and each searches and matches its own block; this thread matches
 /// what they found in the log's order. One block a thread is held at once. One thread, or
 /// `threads` < 2, is [`scan_with`].
 pub fn scan_stream<R: Read + Send>(
@@ -574,7 +638,7 @@ fn scan_stream_in<R: Read + Send>(
 }
 
 /// The stream [`scan_stream`]'s threads share: each takes the next block under the lock and
-/// scans it itself, so that the block is in its own core's cache when it is lowercased and
+/// scans it itself, so that the block is in its own core's cache when it is filtered and
 /// searched, and no thread only waits on the pipe. (A reading thread handing blocks to the
 /// scanning threads took the same time on an 88 MB log, and held two blocks a thread.)
 struct Source<R> {
@@ -597,7 +661,7 @@ fn read_and_scan<R: Read>(
     done: &std::sync::mpsc::Sender<std::io::Result<Scanned>>,
     block: usize,
 ) {
-    let mut lower = Vec::with_capacity(BLOCK + MAX_LINE);
+    let mut scratch = Scratch::default();
     let mut buf = Vec::new();
     loop {
         let n = {
@@ -626,7 +690,7 @@ fn read_and_scan<R: Read>(
             s.next - 1
         };
         let mut cands = Vec::new();
-        let nl = candidate_lines(pre, &buf, &mut lower, |before, raw| {
+        let nl = candidate_lines(pre, &buf, &mut scratch, |before, raw| {
             let text = String::from_utf8_lossy(raw);
             let hits = cat.matches(&text);
             if !hits.is_empty() {
@@ -715,7 +779,7 @@ fn stream_candidates<R: Read>(
     // Bytes read but not yet scanned (a partial last line) stay at the front of `buf`; each read
     // appends straight after them, so nothing is copied twice.
     let mut buf: Vec<u8> = vec![0u8; CHUNK + MAX_LINE];
-    let mut lower: Vec<u8> = Vec::with_capacity(BLOCK + MAX_LINE);
+    let mut scratch = Scratch::default();
     let mut have = 0usize;
     let mut newlines: u64 = 0; // before `buf`
     let mut bytes: u64 = 0;
@@ -751,7 +815,7 @@ fn stream_candidates<R: Read>(
         if let Some(&b) = done.last() {
             last = Some(b);
         }
-        newlines += candidate_lines(pre, done, &mut lower, |before, raw| {
+        newlines += candidate_lines(pre, done, &mut scratch, |before, raw| {
             found(newlines + before, raw)
         });
         buf.copy_within(end..have, 0);

@@ -233,9 +233,9 @@ fn ordinary_gpu_job_lines_are_not_candidates() {
         .filter(|l| cat.matches(l).is_empty())
         .map(|l| format!("{l}\n"))
         .collect();
-    let mut lower = Vec::new();
+    let mut scratch = Scratch::default();
     let mut starts = Vec::new();
-    pre.candidates(ordinary.as_bytes(), &mut lower, &mut starts);
+    pre.candidates(ordinary.as_bytes(), &mut scratch, &mut starts);
     let lines = ordinary.lines().count();
     assert!(lines > 20_000);
     let c = cover(cat);
@@ -646,4 +646,70 @@ fn every_family_anchor_holds_a_literal_of_the_cover() {
         missed.is_empty(),
         "anchors the log scan would not see: {missed:?}"
     );
+}
+
+/// The weak literals' check by one automaton equals the plain one (a substring search for the
+/// literal and for each word of its patterns), on lines made of the built-in cover's weak
+/// literals and words, whole or cut, with other text between them.
+#[test]
+fn the_weak_words_check_equals_the_plain_one() {
+    use proptest::prelude::*;
+    let cat = crate::explain::embedded_catalog().unwrap();
+    let weak = cover(cat).weak;
+    let ww = WeakWords::new(&weak);
+    let mut wsc = WeakScratch::default();
+    let plain = |line: &[u8]| {
+        let has = |w: &str| memchr::memmem::find(line, w.as_bytes()).is_some();
+        weak.iter()
+            .any(|(x, of)| has(x) && of.iter().any(|ws| ws.iter().all(|w| has(w))))
+    };
+    let mut pieces: Vec<String> = Vec::new();
+    for (x, of) in &weak {
+        pieces.push(x.clone());
+        for ws in of {
+            pieces.extend(ws.iter().cloned());
+        }
+    }
+    pieces.sort();
+    pieces.dedup();
+    // Every pattern's words, with its literal: each such line holds.
+    let mut held = 0;
+    for (x, of) in &weak {
+        for ws in of {
+            let line = format!("{x} {}", ws.join(" "));
+            assert!(ww.holds(line.as_bytes(), &mut wsc), "{line}");
+            held += 1;
+        }
+    }
+    assert!(held > 100);
+    let mut runner = proptest::test_runner::TestRunner::new(proptest::test_runner::Config {
+        cases: 2000,
+        ..Default::default()
+    });
+    let line = proptest::collection::vec(
+        (
+            prop::sample::select(pieces),
+            0usize..3,
+            prop::sample::select(vec![" ", "", "x", "_"]),
+        ),
+        0..12,
+    );
+    // One scratch for every case, as a scanning thread keeps it between lines.
+    let kept = std::cell::RefCell::new(wsc);
+    runner
+        .run(&line, |parts| {
+            let mut s = String::new();
+            for (w, cut, sep) in &parts {
+                s.push_str(w.get(*cut..).unwrap_or(w));
+                s.push_str(sep);
+            }
+            prop_assert_eq!(
+                ww.holds(s.as_bytes(), &mut kept.borrow_mut()),
+                plain(s.as_bytes()),
+                "{}",
+                s
+            );
+            Ok(())
+        })
+        .unwrap();
 }
