@@ -66,6 +66,19 @@ fn training_log() -> String {
     s
 }
 
+/// gpudoctor with `args`, `input` written whole on its standard input (small inputs: written
+/// before the output is read).
+fn piped(args: &[&str], input: &[u8]) -> std::process::Output {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_gpudoctor"))
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    child.wait_with_output().unwrap()
+}
+
 #[test]
 fn log_from_a_file_and_from_stdin() {
     let d = tempfile::tempdir().unwrap();
@@ -100,19 +113,7 @@ fn log_from_a_file_and_from_stdin() {
     // Exit code 137: host memory (the OOM killer), not GPU memory.
     assert!(ms.iter().any(|m| m["category"] == "host_memory_exhausted"));
     // The same through standard input.
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_gpudoctor"))
-        .args(["explain", "--log", "-"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(training_log().as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = piped(&["explain", "--log", "-"], training_log().as_bytes());
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.starts_with("4 known problem(s) in 2004 lines of -"),
@@ -129,19 +130,10 @@ fn log_from_a_file_and_from_stdin() {
 /// message (it once came back as "No known code or message matched -").
 #[test]
 fn a_dash_alone_reads_standard_input() {
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_gpudoctor"))
-        .args(["explain", "--json", "-"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(b"RuntimeError: CUDA out of memory. Tried to allocate 844.00 MiB (GPU 0; 14.76 GiB total capacity; 9.70 GiB already allocated; 498.75 MiB free; 10.15 GiB reserved in total by PyTorch)\n")
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = piped(
+        &["explain", "--json", "-"],
+        b"RuntimeError: CUDA out of memory. Tried to allocate 844.00 MiB (GPU 0; 14.76 GiB total capacity; 9.70 GiB already allocated; 498.75 MiB free; 10.15 GiB reserved in total by PyTorch)\n",
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["matches"][0]["category"], "gpu_memory_exhausted", "{v:#}");
     assert!(
