@@ -21,7 +21,6 @@ mod explain_catalog;
 mod explain_cli;
 mod explain_corpus;
 mod explain_families;
-mod explain_families_system;
 mod explain_kernel_reports;
 mod explain_real;
 mod faults;
