@@ -93,12 +93,7 @@ fn no_literals_and_an_empty_literal() {
 #[test]
 fn few_ordinary_positions_are_candidates() {
     let cover = crate::explain::logscan::cover(crate::explain::embedded_catalog().unwrap());
-    let strong: Vec<&[u8]> = cover
-        .strong
-        .iter()
-        .flatten()
-        .map(|x| x.as_bytes())
-        .collect();
+    let strong: Vec<&[u8]> = cover.strong.iter().map(|x| x.as_bytes()).collect();
     let weak: Vec<&[u8]> = cover.weak.iter().map(|(x, _)| x.as_bytes()).collect();
     let b = Bigrams::new(&strong, &weak);
     let text = crate::explain::cover::BACKGROUND.as_bytes();
@@ -150,12 +145,7 @@ fn cost_by_cover_size() {
     };
     let text = std::fs::read(path).unwrap();
     let cover = crate::explain::logscan::cover(crate::explain::embedded_catalog().unwrap());
-    let all: Vec<Vec<u8>> = cover
-        .strong
-        .iter()
-        .flatten()
-        .map(|x| x.as_bytes().to_vec())
-        .collect();
+    let all: Vec<Vec<u8>> = cover.strong.iter().map(|x| x.as_bytes().to_vec()).collect();
     let half: Vec<Vec<u8>> = all.iter().step_by(2).cloned().collect();
     let mut double = all.clone();
     double.extend(

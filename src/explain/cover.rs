@@ -4,14 +4,6 @@
 //! built (`logscan` uses that one when the catalog is the built-in one, and computes it at run
 //! time for any other; a test compares the two).
 
-/// Literals a vectorised (Teddy) search takes at once. Teddy puts them in 8 or 16 buckets by a
-/// fingerprint of their first bytes, and every fingerprint hit is verified: the fewer literals
-/// in a bucket, the fewer false hits, but each group is one more pass over the text. Counted in
-/// instructions (valgrind) over 30 MB logs of scripts/bench-explain-gen.py, the searches of
-/// groups of 24 took 0.87 (vLLM) and 0.92 (PyTorch) of groups of 45, 1.03 on NCCL, and groups
-/// of 32 more than either (docs/benchmarks.md).
-pub(crate) const GROUP: usize = 24;
-
 /// Ordinary output of GPU jobs (PyTorch, NCCL INFO, tqdm, vLLM, the Hugging Face Trainer, the
 /// kernel log) and English prose: the prefilter's literals are chosen to be rare in it.
 pub(crate) const BACKGROUND: &str = include_str!("../../explain-catalog/log-background.txt");
@@ -31,8 +23,7 @@ pub(crate) const SHORT_WEIGHT: f64 = 2.0;
 /// PyTorch, NCCL or kernel log a candidate, `udaerr` or `fallen` none. Pieces with a quote
 /// (typographic quotes are normalised) or a byte outside ASCII (the prefilter lowercases ASCII
 /// only) are left out where the pattern has others; a pattern without such pieces is looked for
-/// by its longest word (whitespace between words varies). Grouped by
-/// [`GROUP`], shorter literals together.
+/// by its longest word (whitespace between words varies). Shorter literals first.
 pub(crate) fn cover_of(patterns: &[&str]) -> Cover {
     let mut pats: Vec<&str> = patterns.to_vec();
     pats.sort_unstable();
@@ -267,8 +258,7 @@ fn greedy_cover(
     chosen
 }
 
-/// The chosen literals as the prefilter uses them: the strong ones in groups of [`GROUP`],
-/// shorter ones together; each weak one (seen in ordinary output) with the words of every
+/// The chosen literals as the prefilter uses them: the strong ones, shorter first; each weak one (seen in ordinary output) with the words of every
 /// pattern it is a piece of, rarest first.
 fn group_cover(
     mut chosen: Vec<String>,
@@ -310,10 +300,7 @@ fn group_cover(
             (x, of)
         })
         .collect();
-    Cover {
-        strong: strong.chunks(GROUP).map(<[String]>::to_vec).collect(),
-        weak,
-    }
+    Cover { strong, weak }
 }
 
 /// A piece of [`cover_of`]'s greedy choice, ordered by its score, then its length, then (first
@@ -350,9 +337,9 @@ impl Eq for Ranked<'_> {}
 /// The prefilter's literals ([`cover_of`]).
 #[derive(Clone)]
 pub(crate) struct Cover {
-    /// Literals no line of the background holds: a line with one is a candidate. In groups for
-    /// the vectorised searches.
-    pub strong: Vec<Vec<String>>,
+    /// Literals no line of the background holds: a line with one is a candidate (one pass of
+    /// the bigram filter looks for them all).
+    pub strong: Vec<String>,
     /// Literals that ordinary lines hold (`alloca` of "cannot allocate memory" is in PyTorch's
     /// "max memory allocated"), each with the words of the patterns it stands for: a line with
     /// one is a candidate only when it also holds every word of one of those patterns (a
@@ -399,9 +386,9 @@ pub(crate) fn render_rust(c: &Cover, hash: u64, kernel_anchors: &[String]) -> St
     out.push_str(&format!(
         "pub(crate) const PATTERNS_HASH: u64 = {hash:#018x};\n"
     ));
-    out.push_str("pub(crate) const STRONG: &[&[&str]] = &[\n");
-    for g in &c.strong {
-        out.push_str(&format!("    {},\n", strs(g)));
+    out.push_str("pub(crate) const STRONG: &[&str] = &[\n");
+    for x in &c.strong {
+        out.push_str(&format!("    {x:?},\n"));
     }
     out.push_str("];\npub(crate) const WEAK: &[super::BuiltWeak] = &[\n");
     for (x, of) in &c.weak {

@@ -25,7 +25,7 @@ use super::bigrams::{self, Bigrams};
 use super::catalog::Catalog;
 use super::cover::{cover_of, Cover};
 #[cfg(test)]
-use super::cover::{BACKGROUND, BACKGROUND_WEIGHT, GROUP, SHORT_WEIGHT};
+use super::cover::{BACKGROUND, BACKGROUND_WEIGHT, SHORT_WEIGHT};
 use super::{line_matches_of, rank, Match};
 use crate::faults::logparse::LogParser;
 use crate::matrix::Matrix;
@@ -293,7 +293,7 @@ fn built_cover(cat: &Catalog) -> Option<Cover> {
     }
     let owned = |v: &[&str]| -> Vec<String> { v.iter().map(|x| x.to_string()).collect() };
     Some(Cover {
-        strong: built::STRONG.iter().map(|g| owned(g)).collect(),
+        strong: owned(built::STRONG),
         weak: built::WEAK
             .iter()
             .map(|(x, of)| (x.to_string(), of.iter().map(|w| owned(w)).collect()))
@@ -316,7 +316,7 @@ impl Prefilter {
     }
 
     fn of_cover(cover: &Cover) -> std::io::Result<Prefilter> {
-        let strong: Vec<&str> = cover.strong.iter().flatten().map(String::as_str).collect();
+        let strong: Vec<&str> = cover.strong.iter().map(String::as_str).collect();
         let weak: Vec<&str> = cover.weak.iter().map(|(x, _)| x.as_str()).collect();
         let hidden = AhoCorasick::new(["\u{1b}", "\u{212a}", "\u{130}"])
             .map_err(|e| std::io::Error::other(e.to_string()))?;
