@@ -249,6 +249,9 @@ mod engine {
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_secs_f64())
             .unwrap_or(0.0);
+        // The kernel log is opened at its end before the command starts: an Xid in its first
+        // milliseconds is the run's (opened later, on the sampler thread, it could be missed).
+        let follower = super::kmsg::KernelFollower::open(&o.kmsg);
         let started = Instant::now();
         let running = child::spawn(&o.argv, out, err, tail.clone())?;
         let shared: Arc<Mutex<Timeline>> = Arc::default();
@@ -259,6 +262,7 @@ mod engine {
                 pid: running.pid,
                 interval: o.interval,
                 kmsg: o.kmsg,
+                follower,
                 proc_root: PathBuf::from("/proc"),
                 sys_cgroup: PathBuf::from("/sys/fs/cgroup"),
                 jsonl: o.jsonl,

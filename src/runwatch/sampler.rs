@@ -182,8 +182,10 @@ pub struct KernelLogWatch {
 pub struct SamplerOptions {
     pub pid: u32,
     pub interval: Duration,
-    /// Where the kernel log is followed (/dev/kmsg).
+    /// Where the kernel log is followed (/dev/kmsg), opened before the command started so that
+    /// nothing the kernel says in the command's first moments is missed; or why it could not be.
     pub kmsg: PathBuf,
+    pub follower: Result<KernelFollower, String>,
     pub proc_root: PathBuf,
     pub sys_cgroup: PathBuf,
     /// timeline.jsonl, when saving.
@@ -248,8 +250,9 @@ fn thread_cpu() -> f64 {
 
 /// Runs until `stop` says the command ended (or the sender is dropped), then takes a last look
 /// at the kernel log, the NVML events and the cgroup.
-pub fn run(opts: SamplerOptions, stop: Receiver<()>, shared: Arc<Mutex<Timeline>>) {
+pub fn run(mut opts: SamplerOptions, stop: Receiver<()>, shared: Arc<Mutex<Timeline>>) {
     let cpu0 = thread_cpu();
+    let follower = std::mem::replace(&mut opts.follower, Err(String::new()));
     let mut s = State {
         stopped: opts.ended.clone(),
         opts,
@@ -262,7 +265,7 @@ pub fn run(opts: SamplerOptions, stop: Receiver<()>, shared: Arc<Mutex<Timeline>
         t.host_memory_bytes = host::memory_total(&s.opts.proc_root);
     }
     let path = s.opts.kmsg.display().to_string();
-    let watch = match KernelFollower::open(&s.opts.kmsg) {
+    let watch = match follower {
         Ok(k) => {
             s.kmsg = Some(k);
             KernelLogWatch {
