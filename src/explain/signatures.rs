@@ -821,6 +821,15 @@ fn exit_code(line: &str) -> Option<Match> {
 /// which is the one to act on.
 fn xid_readings(line: &str) -> Option<Vec<Match>> {
     let mut v: Vec<Match> = xid(line).into_iter().collect();
+    // A number NVIDIA's Xid catalog does not have, outside the driver's own "NVRM: Xid (PCI:...)"
+    // form, is some other "XID" (a Realtek NIC prints its chip's "XID 641" at boot), not an Xid.
+    if v.is_empty()
+        && !line.contains("NVRM")
+        && !line.to_ascii_lowercase().contains("xid (pci")
+        && xid_number(line).is_some_and(|n| crate::faults::xid::lookup(n).is_none())
+    {
+        return Some(Vec::new());
+    }
     if let Some(n) = grab1(line, r"(?i)previous xid (\d+)").and_then(|n| n.parse::<u32>().ok()) {
         if let Some(mut m) = codes::xid_match(n, "high") {
             m = m.key(format!("xid:{n}"));
@@ -859,10 +868,15 @@ fn xid_readings(line: &str) -> Option<Vec<Match>> {
     (!v.is_empty()).then_some(v)
 }
 
-fn xid(line: &str) -> Option<Match> {
-    let n: u32 = grab1(line, r"(?i)\bxid\b\s*(?:\([^)]*\))?\s*[:=]?\s*(\d+)")?
+/// The number after "Xid" in a line ("Xid 79", "Xid (PCI:0000:01:00): 79", "xid=13").
+fn xid_number(line: &str) -> Option<u32> {
+    grab1(line, r"(?i)\bxid\b\s*(?:\([^)]*\))?\s*[:=]?\s*(\d+)")?
         .parse()
-        .ok()?;
+        .ok()
+}
+
+fn xid(line: &str) -> Option<Match> {
+    let n = xid_number(line)?;
     let mut m = codes::xid_match(n, "high")?.key(format!("xid:{n}"));
     // An Xid that follows another (45: preemptive cleanup) or that an application causes ranks
     // below the faults that cause them.

@@ -238,3 +238,20 @@ fn the_committed_pytorch_oom_data_is_the_generators_output() {
         &["build", "--check"],
     );
 }
+
+/// "XID" outside the NVIDIA driver's lines: a Realtek NIC names its chip's "XID 641" at boot
+/// (r8169's probe line, as pasted in a public thread). A number NVIDIA's Xid catalog does not
+/// have is no Xid there; in the driver's own "NVRM: Xid (PCI:...)" form an unknown number is
+/// still an Xid (a newer driver's), and a catalogued number is read in any form.
+#[test]
+fn an_xid_outside_the_catalog_and_the_driver_s_lines_is_not_an_xid() {
+    let m = Matrix::default();
+    let nic = "[    0.942986] r8169 0000:03:00.0 eth0: RTL8125B, a8:a1:59:52:38:c5, XID 641, IRQ 129";
+    assert!(explain_text(nic, &m).is_empty(), "{:?}", explain_text(nic, &m));
+    let new = top("NVRM: Xid (PCI:0000:01:00): 999, pid=1, something new", &m);
+    assert_eq!(new.category, Category::HardwareFault);
+    assert_eq!(new.code, serde_json::json!("xid"));
+    let known = top("saw Xid 48 on the node", &m);
+    assert_eq!(known.code, serde_json::json!(48));
+    assert_eq!(known.category, Category::EccMemory);
+}

@@ -227,14 +227,18 @@ fn the_sealed_set_is_scored() {
 /// be tuned on now, and may never score below that. Kernel-log lines since the Linux kernel's own
 /// message families (knowledge/linux-messages.yaml, 2026-11-27): 53/53. Texts since the emitters
 /// of issue 30's second mining (shells, OOM daemons, torch's extension builder, vLLM, QEMU's VFIO,
-/// nvidia-docker 1.x, knowledge/messages/): 84/98 (first set: 87/99).
+/// nvidia-docker 1.x, knowledge/messages/): 84/98 (first set: 87/99). Kernel-log lines 54 -> 53
+/// (session 13): the module loader's "Unknown symbol" about an NVIDIA module is configuration
+/// (knowledge/linux-messages.yaml), as four of the six joined entries that show it are labelled;
+/// this set's one entry labelled driver_fault (a 455 nvidia_uvm on kernel 5.9) is now a miss,
+/// while the third and fourth sets each gain one.
 #[test]
 fn the_second_joined_sealed_set_keeps_its_score() {
     keeps_its_floor(
         "sealed-2026-11-25b",
         &[
             ("texts.yaml", 112, 87, 100, 0),
-            ("kernel-log.yaml", 55, 54, 54, 0),
+            ("kernel-log.yaml", 55, 53, 53, 0),
         ],
     );
 }

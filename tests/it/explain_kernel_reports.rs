@@ -121,9 +121,11 @@ Jun 26 08:48:30 robocatsorin kernel: [   15.726238] nvidia: Unknown symbol i2c_g
     );
     let unknown = "[95755.008404] nvidia_uvm: module uses symbols from proprietary module nvidia, inheriting taint.
 [95755.008691] nvidia_uvm: Unknown symbol radix_tree_preloads (err -2)";
+    // The loader refusing a symbol is how the module was built or what is loaded beside it
+    // (configuration, as linux_families.yaml says), not a fault of the running driver.
     assert_eq!(
         first(unknown).as_deref(),
-        Some("driver_fault"),
+        Some("configuration"),
         "{:?}",
         cats(unknown)
     );
@@ -180,4 +182,20 @@ fn driver_messages_that_no_signature_names_are_read_by_their_family() {
     ] {
         assert_eq!(first(text).as_deref(), Some(want), "{text}\n-> {:?}", cats(text));
     }
+}
+
+/// The open module of R515-R535 refuses a GPU that is not a Data Center GPU unless
+/// NVreg_OpenRmEnableUnsupportedGpus is set (OGKM 515.43.04 osinit.c prints the four lines and
+/// fails RmInitAdapter on purpose): a module parameter decides it, so configuration leads the
+/// RmInitAdapter failure it causes, and the GSP family (pre-Turing GPUs) is not its reading.
+#[test]
+fn the_open_module_s_data_center_opt_in_is_configuration() {
+    let text = "[    3.513141] NVRM: Open nvidia.ko is only ready for use on Data Center GPUs.
+[    3.513144] NVRM: To force use of Open nvidia.ko on other GPUs, see the
+[    3.513145] NVRM: 'OpenRmEnableUnsupportedGpus' kernel module parameter described
+[    3.513146] NVRM: in the README.
+[    3.513150] NVRM: GPU 0000:01:00.0: RmInitAdapter failed! (0x63:0x0:1575)";
+    let c = cats(text);
+    assert_eq!(c.first().map(String::as_str), Some("configuration"), "{c:?}");
+    assert!(!c.iter().any(|x| x == "arch_unsupported"), "{c:?}");
 }
