@@ -123,7 +123,7 @@ def unescape(lit):
             .replace("\\t", "\t").replace("\\\\", "\\"))
 
 
-def statement(lines, i, binary):
+def statement(lines, i, binary, start=0):
     """The message of the statement whose literal starts on line i: the literals of that line and
     of the lines after it that hold nothing but literals and brackets, up to the bracket that
     closes the statement. A line inside a triple-quoted string is its own message."""
@@ -141,8 +141,23 @@ def statement(lines, i, binary):
             break
         if j > i and not re.fullmatch(r"[\s()+,;]*", code):
             break
-        for _, lit in found:
-            parts.append(unescape(lit))
+        # The message is one run of adjacent literals ("a" "b", 'a' + 'b'): a literal after a
+        # comma or other code is an argument of the call (`cond ? "exactly " : ""`), not the
+        # message, and the statement's message ends there.
+        ended = False
+        prev_end = None
+        for m in LITERAL.finditer(line):
+            # On the first line the message starts at the literal the needle is in or before
+            # (`return "", errors.Errorf("unknown ...")`: not the empty literal).
+            if j == i and prev_end is None and m.end() <= start:
+                continue
+            if prev_end is not None and "," in line[prev_end:m.start()]:
+                ended = True
+                break
+            parts.append(unescape(m.group(2)))
+            prev_end = m.end()
+        if ended or (prev_end is not None and "," in line[prev_end:]):
+            break
         depth += code.count("(") - code.count(")")
         if depth <= 0 and (")" in code or ";" in code):
             break
@@ -175,7 +190,7 @@ def mine_family(fam, inp):
             # A statement may open with its call a line above (raise X(\n "...").
             ctx = ln if LITERAL.search(ln) else ""
             prev = lines[i - 1] if i > 0 else ""
-            fmt = statement(lines, i, binary)
+            fmt = statement(lines, i, binary, ln.index(fam["needle"]))
             return {"id": fam["id"], "format": fmt, "file": fam["file"],
                     "line": None if binary else i + 1,
                     "string_index": i + 1 if binary else None,

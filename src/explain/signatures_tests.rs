@@ -246,8 +246,13 @@ fn the_committed_pytorch_oom_data_is_the_generators_output() {
 #[test]
 fn an_xid_outside_the_catalog_and_the_driver_s_lines_is_not_an_xid() {
     let m = Matrix::default();
-    let nic = "[    0.942986] r8169 0000:03:00.0 eth0: RTL8125B, a8:a1:59:52:38:c5, XID 641, IRQ 129";
-    assert!(explain_text(nic, &m).is_empty(), "{:?}", explain_text(nic, &m));
+    let nic =
+        "[    0.942986] r8169 0000:03:00.0 eth0: RTL8125B, a8:a1:59:52:38:c5, XID 641, IRQ 129";
+    assert!(
+        explain_text(nic, &m).is_empty(),
+        "{:?}",
+        explain_text(nic, &m)
+    );
     let new = top("NVRM: Xid (PCI:0000:01:00): 999, pid=1, something new", &m);
     assert_eq!(new.category, Category::HardwareFault);
     assert_eq!(new.code, serde_json::json!("xid"));

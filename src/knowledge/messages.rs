@@ -40,6 +40,7 @@ const EMBEDDED: &[(&str, &str)] = &[
         knowledge_json!("messages/libnvidia-container"),
     ),
     ("moby", knowledge_json!("messages/moby")),
+    ("nccl", knowledge_json!("messages/nccl")),
     ("numba", knowledge_json!("messages/numba")),
     (
         "nvidia-container-toolkit",

@@ -156,6 +156,10 @@ const CASES: &[Case] = &[
     c("https://github.com/guoyww/AnimateDiff/issues/374", r#"OSError: [WinError 127] The specified procedure could not be found. Error loading "C:\Users\Newton\Documents\aistuff\AnimateDiff\venv\Lib\site-packages\torch\lib\torch_python.dll" or one of its dependencies."#, "library_path_conflict", "windows-dll-procedure"),
     c("https://github.com/666ghj/BettaFish/issues/428", r#"OSError: [WinError 1114] 动态链接库(DLL)初始化例程失败。 Error loading "C:\Program Files\Python311\Lib\site-packages\torch\lib\c10.dll" or one of its dependencies."#, "library_path_conflict", "windows-dll-init"),
     c("https://github.com/bitsandbytes-foundation/bitsandbytes/issues/320", "OSError: [WinError 1114] A dynamic link library (DLL) initialization routine failed", "library_path_conflict", "windows-dll-init"),
+    // NCCL's WARN lines about the machine's network and shared memory (NVIDIA/nccl 2.30.7, 2.18.1).
+    c("https://github.com/EasonXiao-888/MambaTree/issues/14", "RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1201, internal error, NCCL version 2.14.3\nncclInternalError: Internal check failed.\nLast error:\nBootstrap : no socket interface found", "configuration", "nccl-network"),
+    c("https://github.com/NVIDIA/nccl/issues/1814", "hostname-test:984:1357 [4] ib_plugin.c:1615 NCCL WARN NET/IB : Got completion from peer 172.36.143.59<44206> with status=12 opcode=129 len=65536 vendor err 129 (Recv) localGid ::ffff:29.87.88.182 remoteGids::ffff:29.87.4.221\nhostname-test:984:1357 [4] NCCL INFO transport/net.cc:1298 -> 6", "configuration", "nccl-ib-completion"),
+    c("https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html", "NCCL WARN Error: failed to extend /dev/shm/nccl-03v824 to 4194660 bytes", "configuration", "nccl-shm"),
 ];
 
 #[test]
@@ -653,6 +657,8 @@ fn ordinary_lines_with_the_same_words_are_not_the_system_families() {
         "smi-no-devices",
         "smi-nvml-missing",
         "cdi-unresolvable",
+        "nccl-network",
+        "nccl-shm",
     ];
     for line in [
         "Installing kernel headers for 6.8.0-45-generic ... done",
@@ -663,6 +669,9 @@ fn ordinary_lines_with_the_same_words_are_not_the_system_families() {
         "Querying NVIDIA devices: 8 found",
         "CDI devices resolved: nvidia.com/gpu=all",
         "An NVIDIA kernel module upgrade is available",
+        "the upload failed to extend the file by 3 bytes",
+        "NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>",
+        "NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>",
     ] {
         let hit: Vec<String> = explain_text(line, &m)
             .iter()

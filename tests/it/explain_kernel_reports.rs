@@ -196,6 +196,10 @@ fn the_open_module_s_data_center_opt_in_is_configuration() {
 [    3.513146] NVRM: in the README.
 [    3.513150] NVRM: GPU 0000:01:00.0: RmInitAdapter failed! (0x63:0x0:1575)";
     let c = cats(text);
-    assert_eq!(c.first().map(String::as_str), Some("configuration"), "{c:?}");
+    assert_eq!(
+        c.first().map(String::as_str),
+        Some("configuration"),
+        "{c:?}"
+    );
     assert!(!c.iter().any(|x| x == "arch_unsupported"), "{c:?}");
 }
