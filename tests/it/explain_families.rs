@@ -164,6 +164,10 @@ const CASES: &[Case] = &[
     // TensorRT's runtime (libnvinfer_lean's strings): an engine of another release, of another GPU.
     c("https://github.com/RootKit-Org/AI-Aimbot/issues/109", "[06/26/2023-14:33:11] [TRT] [I] Loaded engine size: 15 MiB\n[06/26/2023-14:33:12] [TRT] [E] 6: The engine plan file is not compatible with this version of TensorRT, expecting library version 8.5.1.7 got 8.5.3.1, please rebuild.", "cuda_runtime_mismatch", "trt-engine-version"),
     c("https://github.com/run-llama/llama_index/issues/12318", "[03/27/2024-11:09:02] [TRT] [E] 6: The engine plan file is generated on an incompatible device, expecting compute 8.0 got compute 8.9, please rebuild.", "arch_unsupported", "trt-engine-device"),
+    // TensorRT 8's CUDA start-up (error 35: the driver older than TensorRT's CUDA), older wording.
+    c("https://github.com/wang-xinyu/tensorrtx/issues/685", "[E] [TRT] CUDA initialization failure with error 35.\n Please check your CUDA installation:  http://docs.nvidia.com/cuda/cuda-installation-guide-linux/index.html", "driver_too_old", "trt-cuda-init"),
+    // Triton's launcher build (runtime/build.py) on Windows without a compiler.
+    c("https://github.com/thu-ml/SageAttention/issues/7", "  File \"D:\\CogVideoX\\CogVideo\\venv\\lib\\site-packages\\triton\\runtime\\build.py\", line 52, in _build\n    raise RuntimeError(\"Failed to find C compiler. Please specify via CC environment variable.\")\nRuntimeError: Failed to find C compiler. Please specify via CC environment variable.", "configuration", "triton-no-cc"),
     // ONNX Runtime's session: the CPU package, wrapped by the terminal.
     c("https://github.com/s9roll7/animatediff-cli-prompt-travel/issues/206", "onnxruntime_inference_collection.py:69: UserWarning: Specified provider 'CUDAExecutionProvider' is not in available provider\nnames.Available providers: 'AzureExecutionProvider, CPUExecutionProvider'", "cpu_only_build", "onnxruntime-cpu"),
     // bitsandbytes' CUDA SETUP (0.3x/0.4x) and its CPU fallback.
