@@ -160,6 +160,25 @@ const CASES: &[Case] = &[
     c("https://github.com/EasonXiao-888/MambaTree/issues/14", "RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1201, internal error, NCCL version 2.14.3\nncclInternalError: Internal check failed.\nLast error:\nBootstrap : no socket interface found", "configuration", "nccl-network"),
     c("https://github.com/NVIDIA/nccl/issues/1814", "hostname-test:984:1357 [4] ib_plugin.c:1615 NCCL WARN NET/IB : Got completion from peer 172.36.143.59<44206> with status=12 opcode=129 len=65536 vendor err 129 (Recv) localGid ::ffff:29.87.88.182 remoteGids::ffff:29.87.4.221\nhostname-test:984:1357 [4] NCCL INFO transport/net.cc:1298 -> 6", "configuration", "nccl-ib-completion"),
     c("https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html", "NCCL WARN Error: failed to extend /dev/shm/nccl-03v824 to 4194660 bytes", "configuration", "nccl-shm"),
+    // --- Inference runtimes (famsinfer): Triton's OutOfResources (runtime/errors.py; releases of
+    // 2024 said "Hardware limitation") and its ptxas failure (backends/nvidia/compiler.py).
+    c("https://github.com/InternLM/lmdeploy/issues/2451", "triton.runtime.autotuner.OutOfResources: out of resource: shared memory, Required: 108672, Hardware limit: 101376. Reducing block sizes or `num_stages` may help.", "application_error", "triton-out-of-resources"),
+    c("https://github.com/alipay/PainlessInferenceAcceleration/issues/35", "When I run flood's `example/simple_example.py` I get the error: `triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 163842, Hardware limitation: 101376. reducing the block size or `num_stages` may help`.", "application_error", "triton-out-of-resources"),
+    c("https://github.com/triton-lang/triton/issues/8539", "riton.runtime.errors.PTXASError: PTXAS error: Internal Triton PTX codegen error\n`ptxas` stderr:\nptxas fatal   : Value 'sm_121a' is not defined for option 'gpu-name'", "arch_unsupported", "triton-ptxas"),
+    // TensorRT's runtime (libnvinfer_lean's strings): an engine of another release, of another GPU.
+    c("https://github.com/RootKit-Org/AI-Aimbot/issues/109", "[06/26/2023-14:33:11] [TRT] [I] Loaded engine size: 15 MiB\n[06/26/2023-14:33:12] [TRT] [E] 6: The engine plan file is not compatible with this version of TensorRT, expecting library version 8.5.1.7 got 8.5.3.1, please rebuild.", "cuda_runtime_mismatch", "trt-engine-version"),
+    c("https://github.com/run-llama/llama_index/issues/12318", "[03/27/2024-11:09:02] [TRT] [E] 6: The engine plan file is generated on an incompatible device, expecting compute 8.0 got compute 8.9, please rebuild.", "arch_unsupported", "trt-engine-device"),
+    // TensorRT 8's CUDA start-up (error 35: the driver older than TensorRT's CUDA), older wording.
+    c("https://github.com/wang-xinyu/tensorrtx/issues/685", "[E] [TRT] CUDA initialization failure with error 35.\n Please check your CUDA installation:  http://docs.nvidia.com/cuda/cuda-installation-guide-linux/index.html", "driver_too_old", "trt-cuda-init"),
+    // Triton's launcher build (runtime/build.py) on Windows without a compiler.
+    c("https://github.com/thu-ml/SageAttention/issues/7", "  File \"D:\\CogVideoX\\CogVideo\\venv\\lib\\site-packages\\triton\\runtime\\build.py\", line 52, in _build\n    raise RuntimeError(\"Failed to find C compiler. Please specify via CC environment variable.\")\nRuntimeError: Failed to find C compiler. Please specify via CC environment variable.", "configuration", "triton-no-cc"),
+    // ONNX Runtime's session: the CPU package, wrapped by the terminal.
+    c("https://github.com/s9roll7/animatediff-cli-prompt-travel/issues/206", "onnxruntime_inference_collection.py:69: UserWarning: Specified provider 'CUDAExecutionProvider' is not in available provider\nnames.Available providers: 'AzureExecutionProvider, CPUExecutionProvider'", "cpu_only_build", "onnxruntime-cpu"),
+    // bitsandbytes' CUDA SETUP (0.3x/0.4x) and its CPU fallback.
+    c("https://github.com/bitsandbytes-foundation/bitsandbytes/issues/138", "CUDA SETUP: Detected CUDA version 102\nCUDA SETUP: Required library version not found: libbitsandbytes_cuda102.so. Maybe you need to compile it from source?\nCUDA SETUP: Defaulting to libbitsandbytes_cpu.so...", "cuda_runtime_mismatch", "bnb-cuda-setup"),
+    c("https://github.com/deepseek-ai/DeepSeek-Coder/issues/97", "D:\\miniconda3\\envs\\DeepSeek\\lib\\site-packages\\bitsandbytes\\cextension.py:34: UserWarning: The installed version of bitsandbytes was compiled without GPU support. 8-bit optimizers, 8-bit multiplication, and GPU quantization are unavailable.", "cpu_only_build", "bnb-cpu"),
+    // CTranslate2 (faster-whisper) without CUDA (src/devices.cc).
+    c("https://github.com/OpenNMT/CTranslate2/issues/1908", "  File \"/usr/local/lib/python3.10/dist-packages/faster_whisper/transcribe.py\", line 647, in __init__\n    self.model = ctranslate2.models.Whisper(\nValueError: This CTranslate2 package was not compiled with CUDA support", "cpu_only_build", "ct2-cpu"),
 ];
 
 #[test]
@@ -679,5 +698,41 @@ fn ordinary_lines_with_the_same_words_are_not_the_system_families() {
             .map(|x| x.code.to_string())
             .collect();
         assert!(hit.is_empty(), "{line:?} read as {hit:?}");
+    }
+}
+
+/// The inference runtimes' families (famsinfer) need their own words in their order: ordinary
+/// lines that share some of them are none of their signatures.
+#[test]
+fn the_inference_runtime_families_leave_their_decoys_alone() {
+    let m = Matrix::embedded().unwrap();
+    for t in [
+        "Saving the engine plan file to model.engine (TensorRT 10.3, FP16)",
+        "The engine plan file is compatible with this version of TensorRT",
+        "Triton kernel autotuning: Required: 4 warps, 3 stages; out of 12 configs, 2 kept",
+        "Installed CUDA version 12.4 matches the version torch was compiled with",
+        "CUDA SETUP: Loading binary /opt/venv/lib/python3.11/site-packages/bitsandbytes/libbitsandbytes_cuda124.so...",
+        "Library libcublas.so.12 loaded from /usr/local/cuda/lib64",
+        "Available providers: 'TensorrtExecutionProvider, CUDAExecutionProvider, CPUExecutionProvider'",
+        "ptxas info    : Used 64 registers, 384 bytes cmem[0]",
+        "ollama discovered 2 compatible GPUs (CUDA, compute 8.6)",
+    ] {
+        let v = explain_text(t, &m);
+        let codes: Vec<_> = v.iter().map(|x| x.code.clone()).collect();
+        for sig in [
+            "trt-engine-version",
+            "trt-engine-device",
+            "triton-out-of-resources",
+            "triton-ptxas",
+            "torch-ext-cuda-mismatch",
+            "bnb-cuda-setup",
+            "bnb-cpu",
+            "ct2-cpu",
+            "onnxruntime-cpu",
+            "missing-library",
+            "container-no-gpu-visible",
+        ] {
+            assert!(!codes.contains(&serde_json::json!(sig)), "{t}: {codes:?}");
+        }
     }
 }
