@@ -25,6 +25,7 @@ const EMBEDDED: &[(&str, &str)] = &[
     ("dcgm", knowledge_json!("messages/dcgm")),
     ("dkms", knowledge_json!("messages/dkms")),
     ("earlyoom", knowledge_json!("messages/earlyoom")),
+    ("ffmpeg", knowledge_json!("messages/ffmpeg")),
     ("fish", knowledge_json!("messages/fish")),
     ("glibc", knowledge_json!("messages/glibc")),
     ("gpu-burn", knowledge_json!("messages/gpu-burn")),
@@ -41,6 +42,7 @@ const EMBEDDED: &[(&str, &str)] = &[
     ),
     ("moby", knowledge_json!("messages/moby")),
     ("numba", knowledge_json!("messages/numba")),
+    ("nvenc-api", knowledge_json!("messages/nvenc-api")),
     (
         "nvidia-container-toolkit",
         knowledge_json!("messages/nvidia-container-toolkit"),
