@@ -65,6 +65,7 @@ const EMBEDDED: &[(&str, &str)] = &[
     ("nvml", knowledge_json!("messages/nvml")),
     ("pytorch", knowledge_json!("messages/pytorch")),
     ("qemu", knowledge_json!("messages/qemu")),
+    ("slurm", knowledge_json!("messages/slurm")),
     ("systemd", knowledge_json!("messages/systemd")),
     ("tensorflow", knowledge_json!("messages/tensorflow")),
     (
