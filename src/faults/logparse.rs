@@ -336,6 +336,10 @@ impl LogParser {
     fn linux_line(&mut self, line: &str) -> Option<Option<LogEvent>> {
         use crate::knowledge::linux::{self, Scope};
         let (msg, f) = linux::match_line(line)?;
+        // nouveau's own lines (its firmware requests name "nvidia/...") are read as nouveau's.
+        if f.scope == Scope::NvidiaModule && linux::printed_by_nouveau(line) {
+            return None;
+        }
         let id = f.event.id.as_str();
         let at = msg
             .pieces

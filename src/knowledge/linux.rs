@@ -228,6 +228,15 @@ pub fn names_nvidia_module(line: &str) -> bool {
         .any(|w| w.starts_with("nvidia") || w.starts_with("NVIDIA"))
 }
 
+/// Whether nouveau printed the line (its device prefix: "nouveau 0000:01:00.0: Direct firmware
+/// load for nvidia/ga102/gsp/... failed"): such a line is nouveau's whatever path it names, and
+/// nouveau holding the GPU is its reading (knowledge/kernel-events.yaml, catalog signature
+/// nouveau-conflict), not a Linux family scoped to the NVIDIA module.
+pub fn printed_by_nouveau(line: &str) -> bool {
+    line.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+        .any(|w| w == "nouveau")
+}
+
 /// Whether a line of a kernel report names NVIDIA code: a module in brackets ("[nvidia]",
 /// "[nvidia_uvm]", "[nvidia_drm]", "[nvidia_modeset]"), a source path or object of the driver
 /// ("kernel-open/nvidia-uvm/uvm_mmu.c", "'nvidia_stack_cache'"), or a stack frame or RIP whose

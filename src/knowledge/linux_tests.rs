@@ -71,4 +71,13 @@ fn only_the_driver_s_code_names_nvidia() {
         "nvidia_uvm: Unknown symbol radix_tree_preloads (err -2)"
     ));
     assert!(!names_nvidia_module("vboxdrv: Unknown symbol foo (err -2)"));
+    // The firmware loader's line names the device's driver first: the NVIDIA driver's GSP
+    // firmware is the NVIDIA module's; the same path asked for by nouveau is nouveau's.
+    let nvidia = "nvidia 0000:65:00.0: Direct firmware load for nvidia/535.54.03/gsp_tu10x.bin failed with error -2";
+    let nouveau = "nouveau 0000:01:00.0: Direct firmware load for nvidia/ga102/gsp/gsp-535.113.01.bin failed with error -2";
+    assert!(names_nvidia_module(nvidia) && !printed_by_nouveau(nvidia));
+    assert!(printed_by_nouveau(nouveau));
+    assert!(!names_nvidia_module(
+        "iwlwifi 0000:00:14.3: Direct firmware load for iwlwifi-so-a0-gf-a0-72.ucode failed with error -2"
+    ));
 }

@@ -28,6 +28,7 @@ const EMBEDDED: &[(&str, &str)] = &[
     ("deepspeed", knowledge_json!("messages/deepspeed")),
     ("dkms", knowledge_json!("messages/dkms")),
     ("earlyoom", knowledge_json!("messages/earlyoom")),
+    ("ffmpeg", knowledge_json!("messages/ffmpeg")),
     ("fish", knowledge_json!("messages/fish")),
     ("ggml", knowledge_json!("messages/ggml")),
     ("glibc", knowledge_json!("messages/glibc")),
@@ -46,6 +47,7 @@ const EMBEDDED: &[(&str, &str)] = &[
     ("moby", knowledge_json!("messages/moby")),
     ("nccl", knowledge_json!("messages/nccl")),
     ("numba", knowledge_json!("messages/numba")),
+    ("nvenc-api", knowledge_json!("messages/nvenc-api")),
     (
         "nvidia-container-toolkit",
         knowledge_json!("messages/nvidia-container-toolkit"),
@@ -70,6 +72,7 @@ const EMBEDDED: &[(&str, &str)] = &[
     ("onnxruntime", knowledge_json!("messages/onnxruntime")),
     ("pytorch", knowledge_json!("messages/pytorch")),
     ("qemu", knowledge_json!("messages/qemu")),
+    ("slurm", knowledge_json!("messages/slurm")),
     ("systemd", knowledge_json!("messages/systemd")),
     ("tensorflow", knowledge_json!("messages/tensorflow")),
     ("tensorrt", knowledge_json!("messages/tensorrt")),
