@@ -262,7 +262,6 @@ mod engine {
                 pid: running.pid,
                 interval: o.interval,
                 kmsg: o.kmsg,
-                follower,
                 proc_root: PathBuf::from("/proc"),
                 sys_cgroup: PathBuf::from("/sys/fs/cgroup"),
                 jsonl: o.jsonl,
@@ -273,7 +272,7 @@ mod engine {
             let shared = shared.clone();
             std::thread::Builder::new()
                 .name("run-sampler".into())
-                .spawn(move || sampler::run(opts, stop_rx, shared))
+                .spawn(move || sampler::run(opts, follower, stop_rx, shared))
                 .ok()
         };
         let (ended, maxrss) = running.wait(Duration::from_secs(2));

@@ -182,10 +182,8 @@ pub struct KernelLogWatch {
 pub struct SamplerOptions {
     pub pid: u32,
     pub interval: Duration,
-    /// Where the kernel log is followed (/dev/kmsg), opened before the command started so that
-    /// nothing the kernel says in the command's first moments is missed; or why it could not be.
+    /// Where the kernel log is followed (/dev/kmsg).
     pub kmsg: PathBuf,
-    pub follower: Result<KernelFollower, String>,
     pub proc_root: PathBuf,
     pub sys_cgroup: PathBuf,
     /// timeline.jsonl, when saving.
@@ -249,10 +247,16 @@ fn thread_cpu() -> f64 {
 }
 
 /// Runs until `stop` says the command ended (or the sender is dropped), then takes a last look
-/// at the kernel log, the NVML events and the cgroup.
-pub fn run(mut opts: SamplerOptions, stop: Receiver<()>, shared: Arc<Mutex<Timeline>>) {
+/// at the kernel log, the NVML events and the cgroup. `follower` is the kernel log opened before
+/// the command started (so nothing the kernel says in its first moments is missed), or why it
+/// could not be.
+pub fn run(
+    opts: SamplerOptions,
+    follower: Result<KernelFollower, String>,
+    stop: Receiver<()>,
+    shared: Arc<Mutex<Timeline>>,
+) {
     let cpu0 = thread_cpu();
-    let follower = std::mem::replace(&mut opts.follower, Err(String::new()));
     let mut s = State {
         stopped: opts.ended.clone(),
         opts,

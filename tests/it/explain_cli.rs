@@ -66,15 +66,20 @@ fn training_log() -> String {
     s
 }
 
-/// gpudoctor with `args`, `input` written whole on its standard input (small inputs: written
-/// before the output is read).
-fn piped(args: &[&str], input: &[u8]) -> std::process::Output {
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_gpudoctor"))
+/// gpudoctor with `args`, its standard input and output piped.
+fn spawn_piped(args: &[&str]) -> std::process::Child {
+    std::process::Command::new(env!("CARGO_BIN_EXE_gpudoctor"))
         .args(args)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .spawn()
-        .unwrap();
+        .unwrap()
+}
+
+/// gpudoctor with `args`, `input` written whole on its standard input (small inputs: written
+/// before the output is read).
+fn piped(args: &[&str], input: &[u8]) -> std::process::Output {
+    let mut child = spawn_piped(args);
     child.stdin.take().unwrap().write_all(input).unwrap();
     child.wait_with_output().unwrap()
 }
@@ -151,12 +156,7 @@ fn a_long_stdin_is_read_to_its_end() {
         &["explain", "--json"][..],
         &["explain", "--json", "--log", "-"][..],
     ] {
-        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_gpudoctor"))
-            .args(args)
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
+        let mut child = spawn_piped(args);
         let mut stdin = child.stdin.take().unwrap();
         let writer = std::thread::spawn(move || {
             let mut block = String::new();
