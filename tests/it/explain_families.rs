@@ -168,6 +168,10 @@ const CASES: &[Case] = &[
     c("https://github.com/wang-xinyu/tensorrtx/issues/685", "[E] [TRT] CUDA initialization failure with error 35.\n Please check your CUDA installation:  http://docs.nvidia.com/cuda/cuda-installation-guide-linux/index.html", "driver_too_old", "trt-cuda-init"),
     // Triton's launcher build (runtime/build.py) on Windows without a compiler.
     c("https://github.com/thu-ml/SageAttention/issues/7", "  File \"D:\\CogVideoX\\CogVideo\\venv\\lib\\site-packages\\triton\\runtime\\build.py\", line 52, in _build\n    raise RuntimeError(\"Failed to find C compiler. Please specify via CC environment variable.\")\nRuntimeError: Failed to find C compiler. Please specify via CC environment variable.", "configuration", "triton-no-cc"),
+    // OpenCL's codes by name (CL/cl.h, CL/cl_ext.h), and pyopencl's form without the prefix.
+    c("https://github.com/IFCA-Advanced-Computing/opencl/issues/44", "When trying to run the examples I'm getting the following exception:\n`CL_PLATFORM_NOT_FOUND_KHR`", "driver_missing", "opencl-no-platform"),
+    c("https://github.com/inducer/pyopencl/issues/283", ">>> cl.create_some_context()\n    platforms = get_platforms()\npyopencl._cl.LogicError: clGetPlatformIDs failed: PLATFORM_NOT_FOUND_KHR", "driver_missing", "opencl-no-platform"),
+    c("https://github.com/fireice-uk/xmr-stak/issues/1", "The error `Error CL_INVALID_WORK_GROUP_SIZE when calling clEnqueueNDRangeKernel for kernel 0.` still exists", "application_error", "opencl-program-error"),
     // ONNX Runtime's session: the CPU package, wrapped by the terminal.
     c("https://github.com/s9roll7/animatediff-cli-prompt-travel/issues/206", "onnxruntime_inference_collection.py:69: UserWarning: Specified provider 'CUDAExecutionProvider' is not in available provider\nnames.Available providers: 'AzureExecutionProvider, CPUExecutionProvider'", "cpu_only_build", "onnxruntime-cpu"),
     // bitsandbytes' CUDA SETUP (0.3x/0.4x) and its CPU fallback.
