@@ -166,6 +166,8 @@ const CASES: &[Case] = &[
     c("https://github.com/run-llama/llama_index/issues/12318", "[03/27/2024-11:09:02] [TRT] [E] 6: The engine plan file is generated on an incompatible device, expecting compute 8.0 got compute 8.9, please rebuild.", "arch_unsupported", "trt-engine-device"),
     // TensorRT 8's CUDA start-up (error 35: the driver older than TensorRT's CUDA), older wording.
     c("https://github.com/wang-xinyu/tensorrtx/issues/685", "[E] [TRT] CUDA initialization failure with error 35.\n Please check your CUDA installation:  http://docs.nvidia.com/cuda/cuda-installation-guide-linux/index.html", "driver_too_old", "trt-cuda-init"),
+    // A TensorRT engine with a plugin layer loaded without the plugin's library.
+    c("https://github.com/NVIDIA/TensorRT/issues/3327", "**ERROR: [TRT]: 1: [pluginV2Runner.cpp::load::290] Error Code 1: Serialization (Serialization assertion creator failed.Cannot deserialize plugin since corresponding IPluginCreator not found in Plugin Registry)**\n**ERROR: [TRT]: 4: [runtime.cpp::deserializeCudaEngine::50] Error Code 4: Internal Error (Engine deserialization failed.)**", "configuration", "trt-plugin-missing"),
     // Triton's launcher build (runtime/build.py) on Windows without a compiler.
     c("https://github.com/thu-ml/SageAttention/issues/7", "  File \"D:\\CogVideoX\\CogVideo\\venv\\lib\\site-packages\\triton\\runtime\\build.py\", line 52, in _build\n    raise RuntimeError(\"Failed to find C compiler. Please specify via CC environment variable.\")\nRuntimeError: Failed to find C compiler. Please specify via CC environment variable.", "configuration", "triton-no-cc"),
     // OpenCL's codes by name (CL/cl.h, CL/cl_ext.h), and pyopencl's form without the prefix.
