@@ -70,6 +70,7 @@ const EMBEDDED: &[(&str, &str)] = &[
     ("nvml", knowledge_json!("messages/nvml")),
     ("ollama", knowledge_json!("messages/ollama")),
     ("onnxruntime", knowledge_json!("messages/onnxruntime")),
+    ("opencl", knowledge_json!("messages/opencl")),
     ("pytorch", knowledge_json!("messages/pytorch")),
     ("qemu", knowledge_json!("messages/qemu")),
     ("slurm", knowledge_json!("messages/slurm")),

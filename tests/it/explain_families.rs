@@ -170,8 +170,16 @@ const CASES: &[Case] = &[
     c("https://github.com/run-llama/llama_index/issues/12318", "[03/27/2024-11:09:02] [TRT] [E] 6: The engine plan file is generated on an incompatible device, expecting compute 8.0 got compute 8.9, please rebuild.", "arch_unsupported", "trt-engine-device"),
     // TensorRT 8's CUDA start-up (error 35: the driver older than TensorRT's CUDA), older wording.
     c("https://github.com/wang-xinyu/tensorrtx/issues/685", "[E] [TRT] CUDA initialization failure with error 35.\n Please check your CUDA installation:  http://docs.nvidia.com/cuda/cuda-installation-guide-linux/index.html", "driver_too_old", "trt-cuda-init"),
+    // A TensorRT engine with a plugin layer loaded without the plugin's library.
+    c("https://github.com/NVIDIA/TensorRT/issues/3327", "**ERROR: [TRT]: 1: [pluginV2Runner.cpp::load::290] Error Code 1: Serialization (Serialization assertion creator failed.Cannot deserialize plugin since corresponding IPluginCreator not found in Plugin Registry)**\n**ERROR: [TRT]: 4: [runtime.cpp::deserializeCudaEngine::50] Error Code 4: Internal Error (Engine deserialization failed.)**", "configuration", "trt-plugin-missing"),
     // Triton's launcher build (runtime/build.py) on Windows without a compiler.
     c("https://github.com/thu-ml/SageAttention/issues/7", "  File \"D:\\CogVideoX\\CogVideo\\venv\\lib\\site-packages\\triton\\runtime\\build.py\", line 52, in _build\n    raise RuntimeError(\"Failed to find C compiler. Please specify via CC environment variable.\")\nRuntimeError: Failed to find C compiler. Please specify via CC environment variable.", "configuration", "triton-no-cc"),
+    // OpenCL's codes by name (CL/cl.h, CL/cl_ext.h), and pyopencl's form without the prefix.
+    c("https://github.com/IFCA-Advanced-Computing/opencl/issues/44", "When trying to run the examples I'm getting the following exception:\n`CL_PLATFORM_NOT_FOUND_KHR`", "driver_missing", "opencl-no-platform"),
+    c("https://github.com/inducer/pyopencl/issues/283", ">>> cl.create_some_context()\n    platforms = get_platforms()\npyopencl._cl.LogicError: clGetPlatformIDs failed: PLATFORM_NOT_FOUND_KHR", "driver_missing", "opencl-no-platform"),
+    c("https://github.com/Probe-Particle/PPSTM/issues/77", "RuntimeError: clEnqueueNDRangeKernel failed: OUT_OF_RESOURCES", "gpu_memory_exhausted", "opencl-out-of-resources"),
+    c("https://github.com/lukeiwanski/tensorflow/issues/172", "OpenCL error Error: [ComputeCpp:RT0208] Failed to enqueue OpenCL command (clEnqueueNDRangeKernel) CL_OUT_OF_RESOURCES", "gpu_memory_exhausted", "opencl-out-of-resources"),
+    c("https://github.com/fireice-uk/xmr-stak/issues/1", "The error `Error CL_INVALID_WORK_GROUP_SIZE when calling clEnqueueNDRangeKernel for kernel 0.` still exists", "application_error", "opencl-program-error"),
     // ONNX Runtime's session: the CPU package, wrapped by the terminal.
     c("https://github.com/s9roll7/animatediff-cli-prompt-travel/issues/206", "onnxruntime_inference_collection.py:69: UserWarning: Specified provider 'CUDAExecutionProvider' is not in available provider\nnames.Available providers: 'AzureExecutionProvider, CPUExecutionProvider'", "cpu_only_build", "onnxruntime-cpu"),
     // bitsandbytes' CUDA SETUP (0.3x/0.4x) and its CPU fallback.
@@ -574,6 +582,26 @@ fn the_new_families_leave_their_decoys_alone() {
             v.iter().map(|x| &x.code).collect::<Vec<_>>()
         );
     }
+}
+
+/// CUDA's launch-resources error spells OpenCL's name after `ERROR_LAUNCH_` (and `_` is a word
+/// boundary): it is CUDA error 701, the kernel's registers or threads per block, not OpenCL.
+#[test]
+fn cuda_s_launch_out_of_resources_is_not_opencl_s() {
+    let m = Matrix::embedded().unwrap();
+    // https://github.com/JuliaGPU/CuArrays.jl/issues/211
+    let t = "ERROR: CUDA error: too many resources requested for launch (code #701, ERROR_LAUNCH_OUT_OF_RESOURCES)";
+    let v = explain_text(t, &m);
+    assert!(
+        !v.iter()
+            .any(|x| x.code == serde_json::json!("opencl-out-of-resources")),
+        "{:?}",
+        v.iter().map(|x| &x.code).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        v.first().map(|x| x.category.as_str()),
+        Some("application_error")
+    );
 }
 
 /// A shell's "Killed" is SIGKILL's: likely the OOM killer, with the less common senders after.
