@@ -499,8 +499,9 @@ fn an_edit_of_the_pinned_message_extract_is_caught() {
     );
 }
 
-/// A family's format (or shape) printed as its emitter prints it: numbers for number holes, a
-/// job's `+` for zsh's `%c`, a command for text.
+/// A family's format (or shape) printed as its emitter prints it: the family's `value` for its
+/// first hole where it has one (FFmpeg 3.x's "...: 0x%x" printed as 0x2), numbers for number
+/// holes, a job's `+` for zsh's `%c`, a command for text.
 fn printed(f: &gpudoctor::knowledge::messages::Family) -> String {
     let hole =
         regex::Regex::new(r"\{[^{}]*\}|%[-+ #0-9.*]*(?:hh|h|ll|l|z|j|t|L)?[sdiuxXfgeEpcvqwUrR]")
@@ -510,7 +511,9 @@ fn printed(f: &gpudoctor::knowledge::messages::Family) -> String {
     hole.replace_all(fmt, |c: &regex::Captures| {
         k += 1;
         let h = &c[0];
-        if h.ends_with('c') && h.starts_with('%') {
+        if let (1, Some(v)) = (k, f.value.as_deref()) {
+            v.to_string()
+        } else if h.ends_with('c') && h.starts_with('%') {
             "+".to_string()
         } else if h.ends_with(['d', 'u', 'i']) {
             format!("{}", 1000 + k)
