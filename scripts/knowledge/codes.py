@@ -63,6 +63,77 @@ EMITTERS = [
       ("13.590", "nvidia-ml-py==13.590.48", "pynvml.py")]),
 ]
 
+# The libraries whose own error strings are the codes' `text`: each is loaded (ctypes; no GPU or
+# driver is needed) and asked cudaGetErrorName(n), which must give the entry's name, and
+# cudaGetErrorString(n), what a program that reports the error prints. The newest version's text.
+LIBS = {
+    "cuda-runtime": ("cudaGetErrorName", "cudaGetErrorString",
+                     [("11", CU11, "nvidia/cuda_runtime/lib/libcudart.so.11.0"),
+                      ("12", CU12, "nvidia/cuda_runtime/lib/libcudart.so.12"),
+                      ("13", CU13, "nvidia/cu13/lib/libcudart.so.13")]),
+}
+
+# A text is recognised alone (`alone: true`: without "CUDA error" or an error name beside it)
+# when it is CUDA's own: three or four words with a CUDA term below, or five words or more; and
+# neither a C library strerror() text (cudaErrorNotSupported prints "operation not supported", as
+# EOPNOTSUPP does) nor one of GENERIC, which other programs print in the same words. Shorter or
+# plainer texts ("out of memory", "unknown error", "misaligned address") are read only on a line
+# that already says CUDA failed.
+CUDA_TERMS = {
+    "cuda", "device", "devices", "kernel", "launch", "launches", "ptx", "jit", "texture", "textures",
+    "texturing", "surface", "surfaces", "mps", "nvlink", "ecc", "grid", "__syncthreads", "cooperative",
+    "capture", "capturing", "captured", "uncaptured", "stream", "graph", "peer", "pointer", "symbol",
+    "context", "profiler", "memcpy", "driver", "pitch", "channel", "ordinal", "__global__",
+    "cudadevicesynchronize", "cudalimitdevruntimesyncdepth", "cudalimitdevruntimependinglaunchcount",
+    "cudaprofilerinitialize", "gpu", "blocks", "emulation", "illegal", "hw", "handle", "configuration",
+}
+GENERIC = {
+    "device not ready",                  # SCSI sense data, Windows ERROR_NOT_READY
+    "named symbol not found",            # loaders and debuggers
+    "shared object symbol not found",
+    "context is destroyed",
+    "driver shutting down",
+    "the operation cannot be performed in the present state",
+}
+
+
+def _strerror_texts():
+    return {os.strerror(i).lower() for i in range(1, 200)}
+
+
+def alone(text):
+    plain = text.lower().rstrip(".")
+    words = re.findall(r"[a-z_][a-z0-9_]*", plain)
+    if plain in _strerror_texts() or plain in GENERIC:
+        return False
+    return len(words) >= 5 or (len(words) >= 3 and any(w in CUDA_TERMS for w in words))
+
+
+def library_texts(ident, codes):
+    """name -> (text, cite) from the emitter's own library, where LIBS has it."""
+    if ident not in LIBS:
+        return {}
+    import ctypes
+    name_fn, text_fn, libs = LIBS[ident]
+    out = {}
+    for label, spec, member in libs:
+        path = inputs.checked_path(spec, member)
+        lib = ctypes.CDLL(path)
+        getattr(lib, name_fn).restype = ctypes.c_char_p
+        getattr(lib, text_fn).restype = ctypes.c_char_p
+        for name, c in codes.items():
+            for num, vers in c["values"].items():
+                if label not in vers:
+                    continue
+                got = getattr(lib, name_fn)(num)
+                if got is None or got.decode() != name:
+                    continue
+                text = getattr(lib, text_fn)(num)
+                if text:
+                    out[name] = (text.decode(), "%s:%s %s(%d)" % (spec, member, text_fn, num))
+    return out
+
+
 # Enumerators that are not errors of the program's run: the enum's count or a sentinel.
 NOT_CODES = {"ncclNumResults", "cudaErrorApiFailureBase"}
 
@@ -228,6 +299,7 @@ def q(s):
 
 def render(em, codes, order, fams, by):
     ident, family, emitter, enum, how, srcs = em
+    texts = library_texts(ident, codes)
     fam = fams.get(family)
     if fam is None or "default" not in fam:
         sys.exit("code-categories.yaml: family %s has no default category" % family)
@@ -266,15 +338,28 @@ def render(em, codes, order, fams, by):
         lines.append("  source: %s" % q(c["source"]))
         if c["doc"]:
             lines.append("  doc: %s" % q(c["doc"]))
+        lib = texts.get(name)
+        if lib and e is not None and e.get("text") and e["text"] != lib[0]:
+            sys.exit("code-categories.yaml: %s says %r, its library prints %r" % (name, e["text"], lib[0]))
+
+        def text_lines():
+            if lib:
+                lines.append("  text: %s" % q(lib[0]))
+                lines.append("  text_source: %s" % q(lib[1]))
+                if alone(lib[0]):
+                    lines.append("  alone: true")
+            elif e is not None and e.get("text"):
+                lines.append("  text: %s" % q(e["text"]))
         if e is None:
             lines.append("  category: %s" % fam["default"]["category"])
             lines.append("  mapped: default")
+            text_lines()
             continue
         lines.append("  category: %s" % e["category"])
         lines.append("  mapped: explicit")
-        for key in ("text", "meaning"):
-            if e.get(key):
-                lines.append("  %s: %s" % (key, q(e[key])))
+        text_lines()
+        if e.get("meaning"):
+            lines.append("  meaning: %s" % q(e["meaning"]))
         if e.get("causes"):
             lines.append("  causes:")
             for cause in e["causes"]:

@@ -61,6 +61,12 @@ def find(spec, member):
 
 def text(spec, member):
     """The pinned file's text, checked against its sha256; exits with the remedy when absent."""
+    with open(checked_path(spec, member), "rb") as f:
+        return f.read().decode("utf-8", "replace")
+
+
+def checked_path(spec, member):
+    """The pinned file's path (for a library to load), checked against its sha256."""
     i = find(spec, member)
     try:
         with open(i.path, "rb") as f:
@@ -69,7 +75,7 @@ def text(spec, member):
         sys.exit("inputs: %s is not fetched; run scripts/knowledge/inputs.py --fetch (or scripts/test-setup.sh)" % i.cite())
     if hashlib.sha256(data).hexdigest() != i.member_sha:
         sys.exit("inputs: %s differs from its pinned sha256; delete %s and fetch again" % (i.cite(), i.path))
-    return data.decode("utf-8", "replace")
+    return i.path
 
 
 def _wheel_files():

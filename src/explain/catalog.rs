@@ -327,7 +327,7 @@ impl Catalog {
         if !errors.is_empty() {
             return Err(errors);
         }
-        add_kernel_anchors(&mut sigs);
+        add_knowledge_patterns(&mut sigs);
         let mut pats = Vec::new();
         let mut owner = Vec::new();
         let mut bounds = Vec::new();
@@ -584,6 +584,13 @@ pub(crate) fn kernel_anchors_normalised() -> Vec<String> {
     out
 }
 
+/// The patterns the knowledge gives signatures beside their own: the kernel log's anchors and
+/// the CUDA runtime's error texts.
+fn add_knowledge_patterns(sigs: &mut [Signature]) {
+    add_kernel_anchors(sigs);
+    add_cuda_texts(sigs);
+}
+
 /// The kernel-log knowledge's signature (when the catalog has it) looks for every kernel anchor
 /// (committed: [`built::KERNEL_ANCHORS`]).
 fn add_kernel_anchors(sigs: &mut [Signature]) {
@@ -593,6 +600,31 @@ fn add_kernel_anchors(sigs: &mut [Signature]) {
                 s.bounds.push((false, false));
                 s.patterns.push((*a).to_string());
             }
+        }
+    }
+}
+
+/// The signature whose `cuda_text` enrichment names a CUDA error by its message.
+const CUDA_ERROR: &str = "cuda-error";
+
+/// The CUDA runtime's own error texts (what cudaGetErrorString prints, knowledge/cuda-runtime.yaml
+/// `text`, read from the libraries) that are recognised alone (`alone`) join the `cuda-error`
+/// signature as patterns: a line that quotes one names its error even without "CUDA error"
+/// beside it ("cudaCheckError(): too many resources requested for launch").
+fn add_cuda_texts(sigs: &mut [Signature]) {
+    let Some(s) = sigs.iter_mut().find(|s| s.id == CUDA_ERROR) else {
+        return;
+    };
+    for c in crate::knowledge::codes::all()
+        .iter()
+        .filter(|e| e.family == "cuda")
+        .flat_map(|e| e.entries.iter())
+        .filter(|c| c.alone)
+    {
+        let p = normalise(c.text.trim_end_matches('.'));
+        if p.len() >= 3 && !s.patterns.contains(&p) {
+            s.bounds.push(word_bounds(&p));
+            s.patterns.push(p);
         }
     }
 }

@@ -459,16 +459,32 @@ fn knowledge_code(t: &str) -> Option<Vec<Match>> {
     Some(vec![library_match(e, c, Some(n), "high")])
 }
 
-/// The CUDA error whose message text a line contains ("no kernel image is available…").
+/// The CUDA error whose message text (what cudaGetErrorString prints) a line contains, as
+/// words ("no kernel image is available…"); of several, the longest. The line has already said
+/// CUDA failed or quotes a text that is CUDA's alone (the `cuda-error` signature's patterns).
 pub fn cuda_by_text(line: &str) -> Option<Match> {
+    let n = super::catalog::normalise(line);
     let c = kc::all()
         .iter()
         .filter(|e| e.family == "cuda")
         .flat_map(|e| e.entries.iter())
-        .find(|c| {
-            !c.text.is_empty() && c.text.len() > 12 && line.contains(c.text.trim_end_matches('.'))
-        })?;
+        .filter(|c| {
+            c.text.len() >= 8
+                && contains_words(&n, &super::catalog::normalise(c.text.trim_end_matches('.')))
+        })
+        .max_by_key(|c| c.text.len())?;
     cuda_match(c.num()?, "high")
+}
+
+/// Whether `needle` occurs in `hay` with no word character just before or after it.
+fn contains_words(hay: &str, needle: &str) -> bool {
+    let b = hay.as_bytes();
+    hay.match_indices(needle).any(|(i, m)| {
+        let before = i.checked_sub(1).and_then(|j| b.get(j)).copied();
+        let after = b.get(i + m.len()).copied();
+        !before.is_some_and(super::catalog::word_byte)
+            && !after.is_some_and(super::catalog::word_byte)
+    })
 }
 
 #[cfg(test)]

@@ -74,6 +74,13 @@ pub struct Code {
     /// What the library's GetErrorString prints, when known.
     #[serde(default)]
     pub text: String,
+    /// Where `text` was read: the library and the call (`...libcudart.so.13 cudaGetErrorString(701)`).
+    #[serde(default)]
+    pub text_source: String,
+    /// Whether `text` is CUDA's own words, recognised without "CUDA error" beside it
+    /// (scripts/knowledge/codes.py `alone`).
+    #[serde(default)]
+    pub alone: bool,
     #[serde(default)]
     pub meaning: String,
     #[serde(default)]

@@ -767,3 +767,79 @@ fn the_inference_runtime_families_leave_their_decoys_alone() {
         }
     }
 }
+
+/// Each text the CUDA runtime prints for an error in its own words (knowledge/cuda-runtime.yaml
+/// `alone`, read from libcudart's cudaGetErrorString by scripts/knowledge/codes.py) names that
+/// error when a program prints it after a prefix of its own, with no "CUDA error" beside it.
+#[test]
+fn the_runtime_s_own_error_texts_name_their_error() {
+    let m = Matrix::embedded().unwrap();
+    let e = gpudoctor::knowledge::codes::emitter("cuda-runtime").unwrap();
+    let alone: Vec<_> = e.entries.iter().filter(|c| c.alone).collect();
+    assert!(alone.len() >= 60, "{}", alone.len());
+    for c in alone {
+        let line = format!("[worker 3] checked call at step 120 returned: {}", c.text);
+        let v = explain_text(&line, &m);
+        let named = v.iter().any(|x| {
+            x.kind == "cuda_error"
+                && x.code
+                    .as_i64()
+                    .is_some_and(|n| e.entries.iter().any(|d| d.has_num(n) && d.text == c.text))
+        });
+        // A text with a signature of its own (no-kernel-image, device-assert...) comes back
+        // under it, with the code's category.
+        let first = v.first().map(|x| x.category.as_str().to_string());
+        assert!(
+            named || first.as_deref() == Some(c.category.as_str()),
+            "{line}: {:?}",
+            v.iter().map(|x| (&x.kind, &x.code)).collect::<Vec<_>>()
+        );
+    }
+}
+
+/// Real texts that quote the runtime's words without its name (each from its thread), and the
+/// plain texts other programs print in the same words, which are not CUDA's.
+#[test]
+fn a_quoted_runtime_text_is_its_error_and_a_plain_one_is_not() {
+    let m = Matrix::embedded().unwrap();
+    for (source, text, code) in [
+        (
+            "https://github.com/HazyResearch/ThunderKittens/issues/37",
+            "[4090 attn] cudaCheckError(): too many resources requested for launch",
+            701,
+        ),
+        // CTranslate2's CUDA_CHECK (src/cuda/utils.h): "CUDA failed with error " and the text.
+        (
+            "https://github.com/Purfview/whisper-standalone-win/issues/255",
+            "RuntimeError: CUDA failed with error out of memory",
+            2,
+        ),
+        (
+            "https://github.com/laugh12321/TensorRT-YOLO/issues/74",
+            "    Error text: invalid device function",
+            98,
+        ),
+    ] {
+        let v = explain_text(text, &m);
+        assert!(
+            v.iter()
+                .any(|x| x.kind == "cuda_error" && x.code == serde_json::json!(code)),
+            "{source}: {:?}",
+            v.iter().map(|x| (&x.kind, &x.code)).collect::<Vec<_>>()
+        );
+    }
+    for t in [
+        "sd 0:0:0:0: [sda] tag#0 Device not ready",
+        "mount: /mnt/x: operation not supported.",
+        "ERROR: file not found: data/train.csv",
+        "Process ended: unknown error while parsing arguments",
+        "dlsym: named symbol not found",
+    ] {
+        let v = explain_text(t, &m);
+        assert!(
+            !v.iter().any(|x| x.kind == "cuda_error"),
+            "{t}: {:?}",
+            v.iter().map(|x| (&x.kind, &x.code)).collect::<Vec<_>>()
+        );
+    }
+}
