@@ -166,27 +166,31 @@ pub fn explain_with(input: &str, m: &crate::matrix::Matrix, cat: &catalog::Catal
     let all: Vec<&str> = input.lines().collect();
     let lines = all.len();
     let all_hits: Vec<Vec<usize>> = all.iter().map(|l| cat.matches(l)).collect();
+    // The lines a wrapped message took in (up to, not including, `joined_until`) and the
+    // signatures it read there: those lines are not that message again.
+    let (mut joined_until, mut joined_hits) = (0usize, Vec::new());
     for (i, line) in all.iter().enumerate() {
-        let hits = all_hits.get(i).cloned().unwrap_or_default();
-        let spanning = spanning_match(cat, &all, &all_hits, i, &hits);
-        let context = wrapped_context(cat, &all, &all_hits, i, &hits);
-        let found = match &context {
-            Some(joined) => {
-                let (ctx, plain): (Vec<usize>, Vec<usize>) =
-                    hits.iter().partition(|&&h| reads_context(cat, h));
-                let mut v = line_matches_of(cat, line, plain, m, &mut parser);
-                let mut fresh = crate::faults::logparse::LogParser::new();
-                v.extend(line_matches_of(cat, joined, ctx, m, &mut fresh));
-                // One line, one reading per category, as line_matches_of keeps it.
-                v.sort_by_key(|x| std::cmp::Reverse(x.rank));
-                let mut seen = Vec::new();
-                v.retain(|x| {
-                    let new = !seen.contains(&x.category);
-                    seen.push(x.category);
-                    new
-                });
-                v
+        let line_hits = all_hits.get(i).cloned().unwrap_or_default();
+        let mut hits = line_hits.clone();
+        let mut spanning = spanning_match(cat, &all, &all_hits, i, &line_hits);
+        if i < joined_until {
+            hits.retain(|h| !joined_hits.contains(h));
+            if let Some((_, new)) = &mut spanning {
+                new.retain(|h| !joined_hits.contains(h));
             }
+            spanning = spanning.filter(|(_, new)| !new.is_empty());
+        }
+        let context = wrapped_context(cat, &all, &all_hits, i, &hits);
+        if let Some((_, n)) = &context {
+            joined_until = i + 1 + n;
+            joined_hits = hits
+                .iter()
+                .copied()
+                .filter(|&h| reads_context(cat, h))
+                .collect();
+        }
+        let found = match &context {
+            Some((joined, _)) => wrapped_matches(cat, line, joined, &hits, m, &mut parser),
             None => line_matches_of(cat, line, hits, m, &mut parser),
         };
         merge(&mut out, found, i);
@@ -240,6 +244,31 @@ pub fn explain_with(input: &str, m: &crate::matrix::Matrix, cat: &catalog::Catal
     out
 }
 
+/// The matches of a line whose message wraps onto the next ones (`joined`): the signatures that
+/// read figures read the joined text, the others the line; one reading per category.
+fn wrapped_matches(
+    cat: &catalog::Catalog,
+    line: &str,
+    joined: &str,
+    hits: &[usize],
+    m: &crate::matrix::Matrix,
+    parser: &mut crate::faults::logparse::LogParser,
+) -> Vec<Match> {
+    let (ctx, plain): (Vec<usize>, Vec<usize>) = hits.iter().partition(|&&h| reads_context(cat, h));
+    let mut v = line_matches_of(cat, line, plain, m, parser);
+    let mut fresh = crate::faults::logparse::LogParser::new();
+    v.extend(line_matches_of(cat, joined, ctx, m, &mut fresh));
+    // One line, one reading per category, as line_matches_of keeps it.
+    v.sort_by_key(|x| std::cmp::Reverse(x.rank));
+    let mut seen = Vec::new();
+    v.retain(|x| {
+        let new = !seen.contains(&x.category);
+        seen.push(x.category);
+        new
+    });
+    v
+}
+
 /// Adds the matches of line `i`: one already there (by cause) is counted again, a new one
 /// keeps its first line.
 fn merge(out: &mut Vec<Match>, found: Vec<Match>, i: usize) {
@@ -286,29 +315,34 @@ fn spanning_match(
 
 /// An enricher reads the figures of a message wrapped onto the next lines that are no message
 /// of their own ("...4.00 GiB total" / "capacity; 2.50 GiB already allocated..."): line `i`
-/// joined with them, when it has a hit that reads them and they exist.
+/// joined with them, when it has a hit that reads them and they exist, and how many lines it
+/// took in.
 fn wrapped_context(
     cat: &catalog::Catalog,
     all: &[&str],
     all_hits: &[Vec<usize>],
     i: usize,
     hits: &[usize],
-) -> Option<String> {
+) -> Option<(String, usize)> {
     let line = all.get(i)?;
     if !hits.iter().any(|&h| reads_context(cat, h)) {
         return None;
     }
     let mut joined = line.trim_end().to_string();
+    let mut n = 0;
     for (next, nh) in all.iter().zip(all_hits).skip(i + 1).take(8) {
-        if !nh.is_empty() || next.trim().is_empty() {
+        // A line with a message of its own ends the wrapped one; a later piece of the same
+        // message (PyTorch's "...is reserved by PyTorch but unallocated.") does not.
+        if nh.iter().any(|h| !hits.contains(h)) || next.trim().is_empty() {
             break;
         }
         match wrapped_joins(&joined, next).into_iter().next() {
             Some(j) => joined = j,
             None => break,
         }
+        n += 1;
     }
-    (joined.len() > line.trim_end().len()).then_some(joined)
+    (n > 0).then_some((joined, n))
 }
 
 /// A line and the next as one message, as a terminal or an editor may have broken it: joined

@@ -166,6 +166,19 @@ fn every_pytorch_oom_wording_is_recognised_with_all_its_figures() {
             } else {
                 format!("{}\n", inst.text)
             };
+            // Pasted from "Tried to allocate" on (the exception's first words cut or wrapped
+            // away): the allocator's later pieces still say whose text it is, where the wording
+            // goes on to the GPU's figures ("Tried to allocate more than 1EB memory." does not).
+            if let Some(cut) = text
+                .find("Tried to allocate")
+                .map(|i| &text[i..])
+                .filter(|c| c.contains("(GPU ") || c.contains(". GPU "))
+            {
+                let y = top(cut, &m);
+                if y.code != serde_json::json!(signature) {
+                    failures.push(format!("{id} cut: signature {} in {cut:?}", y.code));
+                }
+            }
             let x = top(&text, &m);
             let mut wrong = Vec::new();
             if x.code != serde_json::json!(signature) {
