@@ -205,14 +205,15 @@ fn score_set(dir: &std::path::Path, file: &str, at_least: usize) -> Score {
 /// threads the catalog's authors never read, collected by someone who had not read the catalog
 /// or the code. It is scored, never tuned on: this prints top-1 and top-3 per file
 /// (docs/benchmarks.md keeps the first score, taken before any change made with the set in
-/// view). Asserted: the set is whole and valid. The sixth set (2026-11-28) holds 116 texts but
-/// only 14 kernel-log lines, not 50: its collectors found the public threads with kernel-log
-/// lines and a confirmed cause nearly all used already (its README says how they searched).
+/// view). Asserted: the set is whole and valid. The seventh set (2026-11-28) holds 115 texts but
+/// only 12 kernel-log lines, not 50: as for the sixth (14), its collector found the public
+/// threads with kernel-log lines and a confirmed cause nearly all used already (its README says
+/// where it searched).
 #[test]
 fn the_sealed_set_is_scored() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/explain-sealed");
     score_set(&dir, "texts.yaml", 100);
-    score_set(&dir, "kernel-log.yaml", 14);
+    score_set(&dir, "kernel-log.yaml", 12);
 }
 
 /// The first sealed set, scored before and after issue 30's knowledge work (docs/benchmarks.md,
@@ -295,6 +296,22 @@ fn the_fifth_joined_sealed_set_keeps_its_score() {
         &[
             ("texts.yaml", 117, 62, 67, 1),
             ("kernel-log.yaml", 60, 28, 29, 0),
+        ],
+    );
+}
+
+/// The sixth sealed set (collected 2026-11-28, session 13), scored once before the work of
+/// session 14 (texts 62/69 of 116, kernel-log lines 10/10 of 14, no decoy blamed) and once after
+/// it, on 99f0282 (the same figures: none of that work changed an answer here:
+/// docs/benchmarks.md), then joined to the corpus: it may be tuned on now, and may never score
+/// below that.
+#[test]
+fn the_sixth_joined_sealed_set_keeps_its_score() {
+    keeps_its_floor(
+        "sealed-2026-11-28b",
+        &[
+            ("texts.yaml", 116, 62, 69, 0),
+            ("kernel-log.yaml", 14, 10, 10, 0),
         ],
     );
 }
