@@ -11,7 +11,7 @@
 //! first one as gpu-burn and DCGM do (|Δ| > 1e-3). Workers report through [`Event`]s; the
 //! caller's thread renders them and samples the [`Monitor`] every second.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -415,12 +415,21 @@ fn watch_workers(
 ) -> BTreeMap<u32, StressWatch> {
     let mut bases: BTreeMap<u32, Sample> = BTreeMap::new();
     let mut watches: BTreeMap<u32, StressWatch> = BTreeMap::new();
+    // The GPUs whose start the stream has told: a GPU is sampled only after its start event,
+    // so a slow allocation on a loaded machine cannot put a sample before it.
+    let mut started: BTreeSet<u32> = BTreeSet::new();
+    let mut forward = |e: &Event, started: &mut BTreeSet<u32>| {
+        if let Event::Start { gpu, .. } = e {
+            started.insert(*gpu);
+        }
+        on_event(e);
+    };
     let mut next_sample = Instant::now();
     loop {
         let all_done = workers.iter().all(|(_, d)| d.load(Ordering::SeqCst));
         if all_done {
             while let Ok(e) = rx.try_recv() {
-                on_event(&e);
+                forward(&e, &mut started);
             }
             break;
         }
@@ -430,11 +439,11 @@ fn watch_workers(
             while t.elapsed() < opts.grace && !workers.iter().all(|(_, d)| d.load(Ordering::SeqCst))
             {
                 if let Ok(e) = rx.recv_timeout(Duration::from_millis(20)) {
-                    on_event(&e);
+                    forward(&e, &mut started);
                 }
             }
             while let Ok(e) = rx.try_recv() {
-                on_event(&e);
+                forward(&e, &mut started);
             }
             break;
         }
@@ -444,11 +453,20 @@ fn watch_workers(
         if Instant::now() >= next_sample {
             next_sample += Duration::from_secs(1);
             if let Some(m) = monitor.as_mut() {
-                sample_gpus(m.as_mut(), workers, &mut bases, &mut watches, on_event);
+                let now = started.clone();
+                let mut tell = |e: &Event| forward(e, &mut started);
+                sample_gpus(
+                    m.as_mut(),
+                    workers,
+                    &now,
+                    &mut bases,
+                    &mut watches,
+                    &mut tell,
+                );
             }
         }
         if let Ok(e) = rx.recv_timeout(Duration::from_millis(100)) {
-            on_event(&e);
+            forward(&e, &mut started);
         }
     }
     watches
@@ -459,6 +477,7 @@ fn watch_workers(
 fn sample_gpus(
     m: &mut dyn Monitor,
     workers: &[WorkerHandle],
+    started: &BTreeSet<u32>,
     bases: &mut BTreeMap<u32, Sample>,
     watches: &mut BTreeMap<u32, StressWatch>,
     on_event: &mut dyn FnMut(&Event),
@@ -466,6 +485,7 @@ fn sample_gpus(
     let indexes: Vec<u32> = workers
         .iter()
         .filter_map(|(s, _)| s.lock().ok().and_then(|g| g.index))
+        .filter(|i| started.contains(i))
         .collect();
     for i in indexes {
         if let Some(s) = m.sample(i) {
