@@ -115,15 +115,24 @@ pub fn scan<R: Read>(r: R, m: &dyn MatrixSource) -> std::io::Result<ScanResult> 
 struct WeakWords {
     /// The weak literals and the patterns' words of [`LONG_WORD`] bytes or more, each once.
     items: Vec<String>,
-    /// Their automaton (for the scan a DFA: a few instructions a byte), built at the first weak
-    /// hit.
-    ac: std::sync::OnceLock<Option<AhoCorasick>>,
+    /// Their automata, built at their first use: a contiguous NFA, and after [`DFA_AFTER`] lines
+    /// a DFA (the same matches).
+    nfa: std::sync::OnceLock<Option<AhoCorasick>>,
+    dfa: std::sync::OnceLock<Option<AhoCorasick>>,
     /// Per item, the patterns checked when a line holds it (those it is the longest word of, or
     /// the literal of, when they have no word): their literal's item, their words' items, their
     /// shorter words. The last entry: patterns checked always (no word, an empty literal).
     keyed: Vec<Vec<WeakPattern>>,
-    kind: aho_corasick::AhoCorasickKind,
+    /// The short words' finders, each once.
+    finders: Vec<memchr::memmem::Finder<'static>>,
+    /// Lines checked so far, and after how many the DFA is built.
+    uses: std::sync::atomic::AtomicUsize,
+    dfa_after: usize,
 }
+
+/// Lines a scan's [`WeakWords`] checks with its NFA before it builds its DFA: a log with a few
+/// such lines (most lines skipped by their shape) does not pay for the DFA.
+const DFA_AFTER: usize = 256;
 
 /// The shortest word [`WeakWords`]' automaton looks for: shorter ones (`the`, `for`, `not`)
 /// are in most lines of prose (a vLLM log's prompts), and each occurrence costs the automaton's
@@ -134,7 +143,8 @@ const LONG_WORD: usize = 4;
 struct WeakPattern {
     literal: usize,
     words: Vec<usize>,
-    short: Vec<memchr::memmem::Finder<'static>>,
+    /// Its words shorter than [`LONG_WORD`]: their finders' numbers.
+    short: Vec<usize>,
 }
 
 /// A line's items, for [`WeakWords::holds`] (kept between lines: only the items seen are reset).
@@ -146,14 +156,13 @@ struct WeakScratch {
 
 impl WeakWords {
     fn new(weak: &[(String, Vec<Vec<String>>)]) -> WeakWords {
-        Self::of_kind(weak, aho_corasick::AhoCorasickKind::DFA)
+        Self::with_dfa_after(weak, DFA_AFTER)
     }
 
-    /// [`WeakWords::new`] with an automaton of `kind` (a DFA is faster to run, slower to build).
-    fn of_kind(
-        weak: &[(String, Vec<Vec<String>>)],
-        kind: aho_corasick::AhoCorasickKind,
-    ) -> WeakWords {
+    /// [`WeakWords::new`] that searches with a quick-to-build automaton (a contiguous NFA) for
+    /// its first `dfa_after` lines, then with a DFA (faster to run: a few instructions a byte, but
+    /// 33 M instructions to build).
+    fn with_dfa_after(weak: &[(String, Vec<Vec<String>>)], dfa_after: usize) -> WeakWords {
         let mut ids: HashMap<String, usize> = HashMap::new();
         let mut items: Vec<String> = Vec::new();
         // The item of a text, numbered at its first sight; `usize::MAX` for an empty one (in
@@ -168,6 +177,9 @@ impl WeakWords {
             })
         };
         let mut keys = Vec::new();
+        // One finder a short word (`to`, `the`, `is` are in hundreds of patterns).
+        let mut finder_ids: HashMap<String, usize> = HashMap::new();
+        let mut finders: Vec<memchr::memmem::Finder<'static>> = Vec::new();
         for (x, pats) in weak {
             let literal = item(x, &mut items);
             for ws in pats {
@@ -186,7 +198,13 @@ impl WeakWords {
                     words: long.iter().map(|w| item(w, &mut items)).collect(),
                     short: short
                         .iter()
-                        .map(|w| memchr::memmem::Finder::new(w.as_bytes()).into_owned())
+                        .map(|w| {
+                            *finder_ids.entry(w.to_string()).or_insert_with(|| {
+                                finders
+                                    .push(memchr::memmem::Finder::new(w.as_bytes()).into_owned());
+                                finders.len() - 1
+                            })
+                        })
                         .collect(),
                 };
                 keys.push((key, pattern));
@@ -201,17 +219,26 @@ impl WeakWords {
         }
         WeakWords {
             items,
-            ac: std::sync::OnceLock::new(),
+            nfa: std::sync::OnceLock::new(),
+            dfa: std::sync::OnceLock::new(),
+            uses: std::sync::atomic::AtomicUsize::new(0),
+            dfa_after,
             keyed,
-            kind,
+            finders,
         }
     }
 
     /// Whether `line` (lowercased) holds a weak literal and every word of one of its patterns.
     fn holds(&self, line: &[u8], s: &mut WeakScratch) -> bool {
-        let ac = self.ac.get_or_init(|| {
+        let (cell, kind) =
+            if self.uses.fetch_add(1, std::sync::atomic::Ordering::Relaxed) < self.dfa_after {
+                (&self.nfa, aho_corasick::AhoCorasickKind::ContiguousNFA)
+            } else {
+                (&self.dfa, aho_corasick::AhoCorasickKind::DFA)
+            };
+        let ac = cell.get_or_init(|| {
             AhoCorasick::builder()
-                .kind(Some(self.kind))
+                .kind(Some(kind))
                 .build(&self.items)
                 .ok()
         });
@@ -249,7 +276,9 @@ impl WeakWords {
             .any(|p| {
                 has(p.literal)
                     && p.words.iter().all(|&w| has(w))
-                    && p.short.iter().all(|f| f.find(line).is_some())
+                    && p.short
+                        .iter()
+                        .all(|&f| self.finders.get(f).is_some_and(|f| f.find(line).is_some()))
             });
         for &i in &s.seen {
             if let Some(p) = s.present.get_mut(i) {
@@ -655,7 +684,7 @@ impl ShapeCheck {
         Some(ShapeCheck {
             bigrams: Bigrams::new(&strong, &weak_lits),
             // Checked once a shape: an automaton quick to build (the DFA took 33 M instructions).
-            weak: WeakWords::of_kind(&weak, aho_corasick::AhoCorasickKind::ContiguousNFA),
+            weak: WeakWords::with_dfa_after(&weak, usize::MAX),
             digits: strong.iter().map(|x| x.contains('0')).collect(),
         })
     }
