@@ -319,7 +319,10 @@ struct ShapeCheck {
 enum Look {
     Skip,
     Filter,
-    /// A shape not in the cache (in the scratch's `shape`), with its hash.
+    /// A shape not in the cache, with its hash: filter the line, remember the shape as seen.
+    First(u64),
+    /// A shape seen once (in the scratch's `shape`), with its hash: filter the line alone, and
+    /// judge the shape if the line holds nothing.
     New(u64),
 }
 
@@ -416,9 +419,10 @@ impl Prefilter {
         if line.len() <= SHAPE_MAX {
             let h = shapes::shape_of(line, &mut s.shape);
             return match s.shapes.get(h, &s.shape) {
+                Some((Verdict::Seen, _)) => Look::New(h),
                 Some((v, at)) if self.clean(v, at, line) => Look::Skip,
                 Some(_) => Look::Filter,
-                None => Look::New(h),
+                None => Look::First(h),
             };
         }
         if memchr::memchr(b'\r', line).is_none() {
@@ -430,8 +434,8 @@ impl Prefilter {
             }
             let h = shapes::shape_of(piece, &mut s.shape);
             let v = match s.shapes.get(h, &s.shape) {
-                Some((v, _)) => v,
-                None => {
+                Some((v, _)) if v != Verdict::Seen => v,
+                _ => {
                     let v = self.judge(sc, s);
                     s.shapes.put(h, &s.shape, v, &s.at);
                     v
@@ -451,7 +455,7 @@ impl Prefilter {
     /// literals is really at its place.
     fn clean(&self, v: Verdict, at: &[(u32, u32)], line: &[u8]) -> bool {
         match v {
-            Verdict::Dirty => false,
+            Verdict::Dirty | Verdict::Seen => false,
             Verdict::NoLiteral => true,
             Verdict::Maybe => !at
                 .iter()
@@ -542,7 +546,10 @@ impl Prefilter {
                             None => (block.get(at..).unwrap_or(&[]), block.len()),
                         };
                         let look = self.look(sc, body, s);
-                        if matches!(look, Look::Filter) {
+                        if let Look::First(h) = look {
+                            s.shapes.put(h, &[], Verdict::Seen, &[]);
+                        }
+                        if matches!(look, Look::Filter | Look::First(_)) {
                             run.get_or_insert(at);
                             at = next;
                             continue;
@@ -553,8 +560,7 @@ impl Prefilter {
                         if let Look::New(h) = look {
                             // The line is filtered alone; its shape is judged (and cached) only
                             // when the line holds nothing: a shape of lines that hold literals
-                            // (a prompt holding `low` of "following", with a random request
-                            // id, a new shape each line) costs no judging.
+                            // (a prompt holding `low` of "following") costs no judging.
                             let had = starts.len();
                             self.filter_run(
                                 block.get(at..next).unwrap_or(&[]),

@@ -69,6 +69,11 @@ pub(crate) enum Verdict {
     Maybe,
     /// No masked literal at all: skipped, as a line or as a piece.
     NoLiteral,
+    /// Not judged yet: a shape seen once (its hash only, no bytes: a collision only makes a line
+    /// filtered). Its lines are filtered; the shape is judged when a line of it comes again and
+    /// holds nothing, so that the lines whose shape never repeats (a random request id) cost
+    /// no judging.
+    Seen,
 }
 
 struct Entry {
@@ -97,7 +102,7 @@ impl ShapeCache {
         let ways = self.ways.get_mut(i..i + 2)?;
         let found = ways.iter().position(|e| {
             e.as_ref()
-                .is_some_and(|e| e.hash == hash && e.shape == shape)
+                .is_some_and(|e| e.hash == hash && (e.verdict == Verdict::Seen || e.shape == shape))
         })?;
         if found == 1 {
             ways.swap(0, 1);
@@ -161,6 +166,7 @@ mod tests {
     fn the_cache_answers_only_for_the_same_bytes() {
         let mut c = ShapeCache::default();
         let get = |c: &mut ShapeCache, s: &[u8]| c.get(5, s).map(|(v, at)| (v, at.to_vec()));
+        let get9 = |c: &mut ShapeCache, s: &[u8]| c.get(9, s).map(|(v, at)| (v, at.to_vec()));
         c.put(5, b"abc", Verdict::NoLiteral, &[]);
         assert_eq!(get(&mut c, b"abc"), Some((Verdict::NoLiteral, vec![])));
         // A collision (same hash, other bytes) is not a hit.
@@ -173,6 +179,14 @@ mod tests {
         assert_eq!(get(&mut c, b"abc"), None);
         assert_eq!(get(&mut c, b"abd"), Some((Verdict::Dirty, vec![])));
         assert_eq!(get(&mut c, b"abe"), Some((Verdict::Maybe, vec![(1, 7)])));
+        // A shape seen once is known by its hash alone.
+        c.put(9, b"", Verdict::Seen, &[]);
+        assert_eq!(get9(&mut c, b"xyz"), Some((Verdict::Seen, vec![])));
+        c.put(9, b"xyz", Verdict::NoLiteral, &[]);
+        assert_eq!(get9(&mut c, b"xyz"), Some((Verdict::NoLiteral, vec![])));
+        // Another shape of that hash finds the seen one (its lines are only filtered), never
+        // the judged one.
+        assert_eq!(get9(&mut c, b"xyw"), Some((Verdict::Seen, vec![])));
         // The entry it replaces keeps none of the dropped one's places.
         c.put(5, b"abf", Verdict::NoLiteral, &[]);
         assert_eq!(get(&mut c, b"abf"), Some((Verdict::NoLiteral, vec![])));
