@@ -4,11 +4,15 @@
 //! literals chosen against ordinary log text); its candidates are verified exactly, and a line
 //! holding a weak literal is a candidate only when it holds every word of one of that literal's
 //! patterns ([`WeakWords`]). (Ten Teddy passes over a lowercased copy, one per group of 24
-//! literals, did this before: docs/benchmarks.md.) A regular file of some size is cut into
-//! segments of whole lines that several threads search at once ([`scan_file`]); the threads take
-//! turns reading a pipe a block of whole lines at a time ([`scan_stream`]); a small file is one
-//! stream ([`scan_with`]). The text is searched 128 KiB at a time, so that it is still in the
-//! core's cache (reading a 16 MiB segment first cost 17 % more time). A candidate line is decoded
+//! literals, did this before: docs/benchmarks.md.) Before the filter, a line whose shape (its
+//! digits masked, [`shapes`]) the masked cover finds nothing in is skipped: a cache of shapes per
+//! thread makes that one hash, one lookup and one comparison a line on logs that repeat a few
+//! templates (exact by construction: a literal in a line has its mask in the line's shape). A
+//! regular file of some size is cut into segments of whole lines that several threads search at
+//! once ([`scan_file`]); the threads take turns reading a pipe a block of whole lines at a time
+//! ([`scan_stream`]); a small file is one stream ([`scan_with`]). The text is searched 128 KiB at
+//! a time, so that it is still in the core's cache (reading a 16 MiB segment first cost 17 % more
+//! time). A candidate line is decoded
 //! and matched against the whole catalog (normalised, as pasted text is) by the thread that found
 //! it; what matches is merged in the order of the log, on one thread; of a line longer than
 //! [`MAX_LINE`], the window of that size around each hit. The cover of the built-in catalog is
