@@ -174,22 +174,35 @@ impl Bigrams {
         let mut at = 0usize;
         while at < text.len() {
             let len = STEP.min(text.len() - at);
+            // Positions whose fingerprint is needed: the run's and the OFFSETS after it (a short
+            // text, such as one line, costs its length, not a whole run).
+            let span = len + OFFSETS;
             // The run and the OFFSETS bytes after it (zeros past the end of `text`).
-            let have = (len + OFFSETS + 1).min(text.len() - at);
+            let have = (span + 1).min(text.len() - at);
             if let (Some(to), Some(from)) = (s.bytes.get_mut(..have), text.get(at..at + have)) {
                 to.copy_from_slice(from);
             }
-            if let Some(rest) = s.bytes.get_mut(have..) {
+            if let Some(rest) = s.bytes.get_mut(have..span + 1) {
                 rest.fill(0);
             }
             // Each byte's fingerprint, then the table entry of the bigram at each position (and
             // at the OFFSETS after the run): the only step the compiler does not vectorise (a
             // gather).
-            for (c, &b) in s.cls.iter_mut().zip(s.bytes.iter()) {
+            let (cls, bytes) = (
+                s.cls.get_mut(..span + 1).unwrap_or(&mut []),
+                s.bytes.get(..span + 1).unwrap_or(&[]),
+            );
+            for (c, &b) in cls.iter_mut().zip(bytes) {
                 *c = class(b) as u8;
             }
             let table = &self.table;
-            for (e, w) in s.entry.iter_mut().zip(s.cls.windows(2)) {
+            for (e, w) in s
+                .entry
+                .get_mut(..span)
+                .unwrap_or(&mut [])
+                .iter_mut()
+                .zip(s.cls.windows(2))
+            {
                 let d = <[u8; 2]>::try_from(w).map_or(0, u16::from_le_bytes);
                 *e = table
                     .get(usize::from(d) & (DOMAIN - 1))
@@ -197,22 +210,25 @@ impl Bigrams {
                     .unwrap_or(u32::MAX);
             }
             // The buckets each position allows: the AND of its offsets' bytes.
-            let e = &s.entry;
+            let e = s.entry.get(..span).unwrap_or(&[]);
             let (e0, e1, e2, e3) = (
-                e.get(..STEP).unwrap_or(&[]),
+                e.get(..len).unwrap_or(&[]),
                 e.get(1..).unwrap_or(&[]),
                 e.get(2..).unwrap_or(&[]),
                 e.get(3..).unwrap_or(&[]),
             );
-            for ((((m, &a), &b), &c), &d) in s.mask.iter_mut().zip(e0).zip(e1).zip(e2).zip(e3) {
+            // Whole words of 8 positions: the positions past `len` are zeroed.
+            let words = len.div_ceil(8) * 8;
+            let mask = s.mask.get_mut(..words).unwrap_or(&mut []);
+            for ((((m, &a), &b), &c), &d) in mask.iter_mut().zip(e0).zip(e1).zip(e2).zip(e3) {
                 *m = (a & (b >> 8) & (c >> 16) & (d >> 24)) as u8;
             }
             // Most runs of 8 positions have none; of the others, each candidate's byte is found
             // by counting zero bits.
-            if let Some(rest) = s.mask.get_mut(len..) {
+            if let Some(rest) = mask.get_mut(len..) {
                 rest.fill(0);
             }
-            for (i, w) in s.mask.chunks_exact(8).enumerate() {
+            for (i, w) in mask.chunks_exact(8).enumerate() {
                 let mut v = <[u8; 8]>::try_from(w).map_or(u64::MAX, u64::from_le_bytes);
                 while v != 0 {
                     let j = (v.trailing_zeros() / 8) as usize;
@@ -262,6 +278,51 @@ impl Bigrams {
             }
         }
         k
+    }
+
+    /// Calls `found(i, weak)` for every literal `i` (its number: the strong ones first, in the
+    /// order given to [`Bigrams::new`]) of `buckets` that starts at `p` of `text`.
+    pub(crate) fn each_at(
+        &self,
+        text: &[u8],
+        p: usize,
+        buckets: u8,
+        mut found: impl FnMut(usize, bool),
+    ) {
+        let rest = text.get(p..).unwrap_or(&[]);
+        let d = dom(
+            rest.first().copied().unwrap_or(0),
+            rest.get(1).copied().unwrap_or(0),
+        );
+        let (a, b) = (
+            self.first.get(d).copied().unwrap_or(0) as usize,
+            self.first.get(d + 1).copied().unwrap_or(0) as usize,
+        );
+        for &i in self.ids.get(a..b).unwrap_or(&[]) {
+            let i = i as usize;
+            let (Some(lit), Some(&bk), Some(&weak)) =
+                (self.lits.get(i), self.bucket.get(i), self.weak.get(i))
+            else {
+                continue;
+            };
+            if buckets & (1 << bk) != 0
+                && rest
+                    .get(..lit.len())
+                    .is_some_and(|t| t.eq_ignore_ascii_case(lit))
+            {
+                found(i, weak);
+            }
+        }
+    }
+
+    /// Whether literal `i` (as [`Bigrams::each_at`] numbers them) starts at `p` of `text`
+    /// (ASCII case-insensitively).
+    pub(crate) fn is_at(&self, i: usize, text: &[u8], p: usize) -> bool {
+        self.lits.get(i).is_some_and(|lit| {
+            text.get(p..)
+                .and_then(|t| t.get(..lit.len()))
+                .is_some_and(|t| t.eq_ignore_ascii_case(lit))
+        })
     }
 
     /// Whether `text` holds a strong literal.

@@ -4,11 +4,15 @@
 //! literals chosen against ordinary log text); its candidates are verified exactly, and a line
 //! holding a weak literal is a candidate only when it holds every word of one of that literal's
 //! patterns ([`WeakWords`]). (Ten Teddy passes over a lowercased copy, one per group of 24
-//! literals, did this before: docs/benchmarks.md.) A regular file of some size is cut into
-//! segments of whole lines that several threads search at once ([`scan_file`]); the threads take
-//! turns reading a pipe a block of whole lines at a time ([`scan_stream`]); a small file is one
-//! stream ([`scan_with`]). The text is searched 128 KiB at a time, so that it is still in the
-//! core's cache (reading a 16 MiB segment first cost 17 % more time). A candidate line is decoded
+//! literals, did this before: docs/benchmarks.md.) Before the filter, a line whose shape (its
+//! digits masked, [`shapes`]) the masked cover finds nothing in is skipped: a cache of shapes per
+//! thread makes that one hash, one lookup and one comparison a line on logs that repeat a few
+//! templates (exact by construction: a literal in a line has its mask in the line's shape). A
+//! regular file of some size is cut into segments of whole lines that several threads search at
+//! once ([`scan_file`]); the threads take turns reading a pipe a block of whole lines at a time
+//! ([`scan_stream`]); a small file is one stream ([`scan_with`]). The text is searched 128 KiB at
+//! a time, so that it is still in the core's cache (reading a 16 MiB segment first cost 17 % more
+//! time). A candidate line is decoded
 //! and matched against the whole catalog (normalised, as pasted text is) by the thread that found
 //! it; what matches is merged in the order of the log, on one thread; of a line longer than
 //! [`MAX_LINE`], the window of that size around each hit. The cover of the built-in catalog is
@@ -26,6 +30,7 @@ use super::catalog::Catalog;
 use super::cover::{cover_of, Cover};
 #[cfg(test)]
 use super::cover::{BACKGROUND, BACKGROUND_WEIGHT, SHORT_WEIGHT};
+use super::shapes::{self, ShapeCache, Verdict, SHAPE_MAX};
 use super::{line_matches_of, rank, Match};
 use crate::faults::logparse::LogParser;
 use crate::matrix::Matrix;
@@ -114,13 +119,24 @@ pub fn scan<R: Read>(r: R, m: &dyn MatrixSource) -> std::io::Result<ScanResult> 
 struct WeakWords {
     /// The weak literals and the patterns' words of [`LONG_WORD`] bytes or more, each once.
     items: Vec<String>,
-    /// Their automaton (a DFA: a few instructions a byte), built at the first weak hit.
-    ac: std::sync::OnceLock<Option<AhoCorasick>>,
+    /// Their automata, built at their first use: a contiguous NFA, and after [`DFA_AFTER`] lines
+    /// a DFA (the same matches).
+    nfa: std::sync::OnceLock<Option<AhoCorasick>>,
+    dfa: std::sync::OnceLock<Option<AhoCorasick>>,
     /// Per item, the patterns checked when a line holds it (those it is the longest word of, or
     /// the literal of, when they have no word): their literal's item, their words' items, their
     /// shorter words. The last entry: patterns checked always (no word, an empty literal).
     keyed: Vec<Vec<WeakPattern>>,
+    /// The short words' finders, each once.
+    finders: Vec<memchr::memmem::Finder<'static>>,
+    /// Lines checked so far, and after how many the DFA is built.
+    uses: std::sync::atomic::AtomicUsize,
+    dfa_after: usize,
 }
+
+/// Lines a scan's [`WeakWords`] checks with its NFA before it builds its DFA: a log with a few
+/// such lines (most lines skipped by their shape) does not pay for the DFA.
+const DFA_AFTER: usize = 256;
 
 /// The shortest word [`WeakWords`]' automaton looks for: shorter ones (`the`, `for`, `not`)
 /// are in most lines of prose (a vLLM log's prompts), and each occurrence costs the automaton's
@@ -131,7 +147,8 @@ const LONG_WORD: usize = 4;
 struct WeakPattern {
     literal: usize,
     words: Vec<usize>,
-    short: Vec<memchr::memmem::Finder<'static>>,
+    /// Its words shorter than [`LONG_WORD`]: their finders' numbers.
+    short: Vec<usize>,
 }
 
 /// A line's items, for [`WeakWords::holds`] (kept between lines: only the items seen are reset).
@@ -143,6 +160,13 @@ struct WeakScratch {
 
 impl WeakWords {
     fn new(weak: &[(String, Vec<Vec<String>>)]) -> WeakWords {
+        Self::with_dfa_after(weak, DFA_AFTER)
+    }
+
+    /// [`WeakWords::new`] that searches with a quick-to-build automaton (a contiguous NFA) for
+    /// its first `dfa_after` lines, then with a DFA (faster to run: a few instructions a byte, but
+    /// 33 M instructions to build).
+    fn with_dfa_after(weak: &[(String, Vec<Vec<String>>)], dfa_after: usize) -> WeakWords {
         let mut ids: HashMap<String, usize> = HashMap::new();
         let mut items: Vec<String> = Vec::new();
         // The item of a text, numbered at its first sight; `usize::MAX` for an empty one (in
@@ -157,6 +181,9 @@ impl WeakWords {
             })
         };
         let mut keys = Vec::new();
+        // One finder a short word (`to`, `the`, `is` are in hundreds of patterns).
+        let mut finder_ids: HashMap<String, usize> = HashMap::new();
+        let mut finders: Vec<memchr::memmem::Finder<'static>> = Vec::new();
         for (x, pats) in weak {
             let literal = item(x, &mut items);
             for ws in pats {
@@ -175,7 +202,13 @@ impl WeakWords {
                     words: long.iter().map(|w| item(w, &mut items)).collect(),
                     short: short
                         .iter()
-                        .map(|w| memchr::memmem::Finder::new(w.as_bytes()).into_owned())
+                        .map(|w| {
+                            *finder_ids.entry(w.to_string()).or_insert_with(|| {
+                                finders
+                                    .push(memchr::memmem::Finder::new(w.as_bytes()).into_owned());
+                                finders.len() - 1
+                            })
+                        })
                         .collect(),
                 };
                 keys.push((key, pattern));
@@ -190,16 +223,26 @@ impl WeakWords {
         }
         WeakWords {
             items,
-            ac: std::sync::OnceLock::new(),
+            nfa: std::sync::OnceLock::new(),
+            dfa: std::sync::OnceLock::new(),
+            uses: std::sync::atomic::AtomicUsize::new(0),
+            dfa_after,
             keyed,
+            finders,
         }
     }
 
     /// Whether `line` (lowercased) holds a weak literal and every word of one of its patterns.
     fn holds(&self, line: &[u8], s: &mut WeakScratch) -> bool {
-        let ac = self.ac.get_or_init(|| {
+        let (cell, kind) =
+            if self.uses.fetch_add(1, std::sync::atomic::Ordering::Relaxed) < self.dfa_after {
+                (&self.nfa, aho_corasick::AhoCorasickKind::ContiguousNFA)
+            } else {
+                (&self.dfa, aho_corasick::AhoCorasickKind::DFA)
+            };
+        let ac = cell.get_or_init(|| {
             AhoCorasick::builder()
-                .kind(Some(aho_corasick::AhoCorasickKind::DFA))
+                .kind(Some(kind))
                 .build(&self.items)
                 .ok()
         });
@@ -237,7 +280,9 @@ impl WeakWords {
             .any(|p| {
                 has(p.literal)
                     && p.words.iter().all(|&w| has(w))
-                    && p.short.iter().all(|f| f.find(line).is_some())
+                    && p.short
+                        .iter()
+                        .all(|&f| self.finders.get(f).is_some_and(|f| f.find(line).is_some()))
             });
         for &i in &s.seen {
             if let Some(p) = s.present.get_mut(i) {
@@ -258,7 +303,35 @@ struct Prefilter {
     /// I (they lowercase to the ASCII `k` and `i`). A line holding one is checked again,
     /// normalised.
     hidden: AhoCorasick,
+    /// The same cover masked ([`shapes`]), to find the line shapes that hold nothing to look
+    /// for; `None` when a literal or word holds a line break (a literal across lines would
+    /// break the line-by-line argument).
+    shapes: Option<ShapeCheck>,
 }
+
+/// The cover with every literal and word masked ([`shapes::mask`]): a line shape that this finds
+/// nothing in holds nothing that the real cover would find in any line of that shape.
+struct ShapeCheck {
+    bigrams: Bigrams,
+    weak: WeakWords,
+    /// Per strong literal: whether its mask holds a `0` (a line of a shape holding it may not
+    /// hold the literal).
+    digits: Vec<bool>,
+}
+
+/// What [`Prefilter::look`] says of a line.
+enum Look {
+    Skip,
+    Filter,
+    /// A shape not in the cache, with its hash: filter the line, remember the shape as seen.
+    First(u64),
+    /// A shape seen once (in the scratch's `shape`), with its hash: filter the line alone, and
+    /// judge the shape if the line holds nothing.
+    New(u64),
+}
+
+/// Most places of masked strong literals a shape's verdict keeps; a shape with more is dirty.
+const MAYBE_MAX: usize = 16;
 
 /// Scratch space of a scanning thread: the filter's, and a lowercased line for the weak
 /// literals' words.
@@ -267,6 +340,11 @@ struct Scratch {
     filter: bigrams::Scratch,
     line: Vec<u8>,
     weak: WeakScratch,
+    shapes: ShapeCache,
+    /// The shape of the line being looked at.
+    shape: Vec<u8>,
+    /// The places of masked strong literals in that shape ([`Verdict::Maybe`]).
+    at: Vec<(u32, u32)>,
 }
 
 /// [`cover_of`] the patterns of `cat`.
@@ -324,7 +402,116 @@ impl Prefilter {
             bigrams: Bigrams::new(&strong, &weak),
             weak: WeakWords::new(&cover.weak),
             hidden,
+            shapes: ShapeCheck::of_cover(cover),
         })
+    }
+
+    /// [`Prefilter::of_cover`] without the line-shape cache: every line is filtered (the
+    /// reference the cache is tested against).
+    #[cfg(test)]
+    fn without_shapes(cover: &Cover) -> std::io::Result<Prefilter> {
+        let mut p = Self::of_cover(cover)?;
+        p.shapes = None;
+        Ok(p)
+    }
+
+    /// What to do with `line` (without its newline), from its shape (or, for a long line of
+    /// `\r`-separated redraws, each redraw's): skip it, filter it, or (a shape not in the cache,
+    /// left in `s.shape`, with its hash) filter it and then judge the shape if the line holds
+    /// nothing.
+    fn look(&self, sc: &ShapeCheck, line: &[u8], s: &mut Scratch) -> Look {
+        if line.len() <= SHAPE_MAX {
+            let h = shapes::shape_of(line, &mut s.shape);
+            return match s.shapes.get(h, &s.shape) {
+                Some((Verdict::Seen, _)) => Look::New(h),
+                Some((v, at)) if self.clean(v, at, line) => Look::Skip,
+                Some(_) => Look::Filter,
+                None => Look::First(h),
+            };
+        }
+        if memchr::memchr(b'\r', line).is_none() {
+            return Look::Filter;
+        }
+        let clean = line.split(|&b| b == b'\r').all(|piece| {
+            if piece.len() > SHAPE_MAX {
+                return false;
+            }
+            let h = shapes::shape_of(piece, &mut s.shape);
+            let v = match s.shapes.get(h, &s.shape) {
+                Some((v, _)) if v != Verdict::Seen => v,
+                _ => {
+                    let v = self.judge(sc, s);
+                    s.shapes.put(h, &s.shape, v, &s.at);
+                    v
+                }
+            };
+            v == Verdict::NoLiteral
+        });
+        if clean {
+            Look::Skip
+        } else {
+            Look::Filter
+        }
+    }
+
+    /// Whether a line of a shape with verdict `v` (and, for [`Verdict::Maybe`], the places `at`
+    /// of the masked strong literals) holds nothing the first stage looks for: none of those
+    /// literals is really at its place.
+    fn clean(&self, v: Verdict, at: &[(u32, u32)], line: &[u8]) -> bool {
+        match v {
+            Verdict::Dirty | Verdict::Seen => false,
+            Verdict::NoLiteral => true,
+            Verdict::Maybe => !at
+                .iter()
+                .any(|&(p, i)| self.bigrams.is_at(i as usize, line, p as usize)),
+        }
+    }
+
+    /// What the masked cover finds in the shape in `s.shape` (the places of its strong
+    /// literals, for [`Verdict::Maybe`], in `s.at`).
+    fn judge(&self, sc: &ShapeCheck, s: &mut Scratch) -> Verdict {
+        s.at.clear();
+        let shape = &s.shape;
+        if self.hidden.is_match(shape.as_slice()) {
+            return Verdict::Dirty;
+        }
+        let (mut sure, mut weak) = (false, false);
+        let at = &mut s.at;
+        sc.bigrams.candidates(shape, &mut s.filter, |p, buckets| {
+            if sure {
+                return;
+            }
+            sc.bigrams.each_at(shape, p, buckets, |i, is_weak| {
+                if is_weak {
+                    weak = true;
+                } else if !sc.digits.get(i).copied().unwrap_or(true) || at.len() >= MAYBE_MAX {
+                    // A literal without a digit's mask is in every line of this shape (or too
+                    // many places to check).
+                    sure = true;
+                } else {
+                    at.push((p as u32, i as u32));
+                }
+            });
+        });
+        if sure {
+            return Verdict::Dirty;
+        }
+        if weak {
+            s.line.clear();
+            s.line.extend(shape.iter().map(u8::to_ascii_lowercase));
+            if sc.weak.holds(&s.line, &mut s.weak) {
+                return Verdict::Dirty;
+            }
+        }
+        if s.at.is_empty() {
+            if weak {
+                Verdict::Maybe
+            } else {
+                Verdict::NoLiteral
+            }
+        } else {
+            Verdict::Maybe
+        }
     }
 
     /// Whether a line, normalised as the catalog matches it, holds a literal (a weak one with
@@ -349,6 +536,72 @@ impl Prefilter {
             }
             let block = text.get(from..to).unwrap_or(&[]);
             let first = starts.len();
+            match &self.shapes {
+                // The lines whose shape is clean are skipped; each run of the others is
+                // filtered as the whole block would be (what the filter finds in a line
+                // depends only on the line: no literal holds a line break).
+                Some(sc) => {
+                    let mut run: Option<usize> = None;
+                    let mut at = 0usize;
+                    let mut ends = memchr::memchr_iter(b'\n', block);
+                    while at < block.len() {
+                        let (body, next) = match ends.next() {
+                            Some(i) => (block.get(at..i).unwrap_or(&[]), i + 1),
+                            None => (block.get(at..).unwrap_or(&[]), block.len()),
+                        };
+                        let look = self.look(sc, body, s);
+                        if let Look::First(h) = look {
+                            s.shapes.put(h, &[], Verdict::Seen, &[]);
+                        }
+                        if matches!(look, Look::Filter | Look::First(_)) {
+                            run.get_or_insert(at);
+                            at = next;
+                            continue;
+                        }
+                        if let Some(r) = run.take() {
+                            self.filter_run(block.get(r..at).unwrap_or(&[]), from + r, s, starts);
+                        }
+                        if let Look::New(h) = look {
+                            // The line is filtered alone; its shape is judged (and cached) only
+                            // when the line holds nothing: a shape of lines that hold literals
+                            // (a prompt holding `low` of "following") costs no judging.
+                            let had = starts.len();
+                            self.filter_run(
+                                block.get(at..next).unwrap_or(&[]),
+                                from + at,
+                                s,
+                                starts,
+                            );
+                            if starts.len() == had {
+                                let v = self.judge(sc, s);
+                                s.shapes.put(h, &s.shape, v, &s.at);
+                            }
+                        }
+                        at = next;
+                    }
+                    if let Some(r) = run {
+                        self.filter_run(block.get(r..).unwrap_or(&[]), from + r, s, starts);
+                    }
+                }
+                None => self.filter_run(block, from, s, starts),
+            }
+            if let Some(new) = starts.get_mut(first..) {
+                new.sort_unstable();
+            }
+            if starts.len() > first {
+                // Dedup only the new ones: earlier blocks end before this one starts.
+                let mut tail: Vec<usize> = starts.drain(first..).collect();
+                tail.dedup();
+                starts.extend(tail);
+            }
+            from = to;
+        }
+    }
+
+    /// Pushes to `starts` the start (plus `from`) of every line of `block` (whole lines, or a
+    /// cut of a line longer than a block) that holds a literal, in no order, maybe twice.
+    fn filter_run(&self, block: &[u8], from: usize, s: &mut Scratch, starts: &mut Vec<usize>) {
+        {
             // The window of MAX_LINE around a hit: its start (the line's, in a shorter line) and
             // its end (the line's end).
             let window = |hit: usize| -> (usize, usize) {
@@ -404,17 +657,46 @@ impl Prefilter {
                 }
                 pos = (stop + 1).min(block.len()).max(h.end());
             }
-            if let Some(new) = starts.get_mut(first..) {
-                new.sort_unstable();
-            }
-            if starts.len() > first {
-                // Dedup only the new ones: earlier blocks end before this one starts.
-                let mut tail: Vec<usize> = starts.drain(first..).collect();
-                tail.dedup();
-                starts.extend(tail);
-            }
-            from = to;
         }
+    }
+}
+
+impl ShapeCheck {
+    /// The masked cover's filter; `None` when a literal or a word holds `\n` or `\r`.
+    fn of_cover(cover: &Cover) -> Option<ShapeCheck> {
+        let masked = |x: &str| -> String {
+            String::from_utf8_lossy(&x.bytes().map(shapes::mask).collect::<Vec<u8>>()).into_owned()
+        };
+        let breaks = |x: &String| x.bytes().any(|b| b == b'\n' || b == b'\r');
+        if cover.strong.iter().any(breaks)
+            || cover
+                .weak
+                .iter()
+                .any(|(x, of)| breaks(x) || of.iter().flatten().any(breaks))
+        {
+            return None;
+        }
+        let strong: Vec<String> = cover.strong.iter().map(|x| masked(x)).collect();
+        let weak: Vec<(String, Vec<Vec<String>>)> = cover
+            .weak
+            .iter()
+            .map(|(x, of)| {
+                (
+                    masked(x),
+                    of.iter()
+                        .map(|ws| ws.iter().map(|w| masked(w)).collect())
+                        .collect(),
+                )
+            })
+            .collect();
+        let weak_lits: Vec<&str> = weak.iter().map(|(x, _)| x.as_str()).collect();
+        let strong: Vec<&str> = strong.iter().map(String::as_str).collect();
+        Some(ShapeCheck {
+            bigrams: Bigrams::new(&strong, &weak_lits),
+            // Checked once a shape: an automaton quick to build (the DFA took 33 M instructions).
+            weak: WeakWords::with_dfa_after(&weak, usize::MAX),
+            digits: strong.iter().map(|x| x.contains('0')).collect(),
+        })
     }
 }
 /// What one thread found in its segment: the lines that match (the newlines before each, its

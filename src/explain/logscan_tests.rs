@@ -737,3 +737,160 @@ fn no_ordinary_kernel_log_line_is_a_candidate() {
     }
     assert!(passed.is_empty(), "{passed:#?}");
 }
+
+/// The candidate starts of `text` by `pre`, with the scratch `s` (kept between calls, as a
+/// scanning thread keeps it, so that the shape cache is warm).
+fn starts_of(pre: &Prefilter, text: &[u8], s: &mut Scratch) -> Vec<usize> {
+    let mut v = Vec::new();
+    pre.candidates(text, s, &mut v);
+    v
+}
+
+/// Lines that differ only in digits, one holding a literal of the cover that has a digit and the
+/// other not (`[8, 2048]` and `[0, 2048]`, `bar1` and `bar0`, `Xid 13` beside `Xid 79`): the
+/// line-shape cache learns the shape from the clean one and must still let the other through,
+/// in either order, and the skipped lines are exactly those the filter finds nothing in.
+#[test]
+fn lines_that_differ_only_in_digits_are_not_skipped_wrongly() {
+    let cat = crate::explain::embedded_catalog().unwrap();
+    let cover = cover(cat);
+    let with = Prefilter::of_cover(&cover).unwrap();
+    assert!(with.shapes.is_some());
+    let without = Prefilter::without_shapes(&cover).unwrap();
+    let digit_lits: Vec<&String> = cover
+        .strong
+        .iter()
+        .filter(|x| x.bytes().any(|b| b.is_ascii_digit()))
+        .collect();
+    assert!(digit_lits.len() >= 3, "{digit_lits:?}");
+    let mut log = String::new();
+    let mut pairs = 0;
+    for (i, x) in digit_lits.iter().enumerate() {
+        // The literal with each digit moved on by one (another literal only by chance).
+        let other: String = x
+            .chars()
+            .map(|c| match c.to_digit(10) {
+                Some(d) => char::from_digit((d + 1) % 10, 10).unwrap_or(c),
+                None => c,
+            })
+            .collect();
+        let (a, b) = (
+            format!("step {i} batch torch.Size(x{other}y 2048) ok"),
+            format!("step {i} batch torch.Size(x{x}y 2048) ok"),
+        );
+        for (p, q) in [(&a, &b), (&b, &a)] {
+            for _ in 0..3 {
+                log.push_str(p);
+                log.push('\n');
+            }
+            log.push_str(q);
+            log.push('\n');
+        }
+        pairs += 1;
+    }
+    assert!(pairs >= 3);
+    for _ in 0..50 {
+        log.push_str(
+            "[  1.0] NVRM: Xid (PCI:0000:3b:00): 13, pid=1, name=python, Graphics Exception\n",
+        );
+        log.push_str("[  1.0] NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=python, GPU has fallen off the bus.\n");
+        log.push_str(
+            "[rank0] step 12 max memory allocated on cuda:0: 22.31 GiB, reserved 32.00 GiB\n",
+        );
+    }
+    let mut s = Scratch::default();
+    let mut r = Scratch::default();
+    let got = starts_of(&with, log.as_bytes(), &mut s);
+    let want = starts_of(&without, log.as_bytes(), &mut r);
+    assert_eq!(got, want);
+    // Every line with a digit literal is a candidate, and some lines were skipped.
+    assert!(want.len() >= 2 * pairs, "{} {pairs}", want.len());
+    assert!(want.len() < log.lines().count());
+}
+
+/// The line-shape cache changes nothing: the first stage with it finds the same lines as
+/// without it, on random text made of the cover's literals and words (whole, cut, with their
+/// digits changed, in capitals), digits, CR, ESC, the Kelvin sign and other UTF-8, in lines of
+/// every length (longer than the cached ones too, with `\r` redraws), in one scratch kept across
+/// cases so that shapes seen in one case are hits in the next.
+#[test]
+fn the_shape_cache_finds_what_the_filter_finds() {
+    use proptest::prelude::*;
+    let cat = crate::explain::embedded_catalog().unwrap();
+    let cover = cover(cat);
+    let with = Prefilter::of_cover(&cover).unwrap();
+    let without = Prefilter::without_shapes(&cover).unwrap();
+    let mut pieces: Vec<String> = cover.strong.clone();
+    for (x, of) in &cover.weak {
+        pieces.push(x.clone());
+        for ws in of {
+            pieces.extend(ws.iter().cloned());
+        }
+    }
+    pieces.extend(
+        [
+            "0",
+            "7",
+            "42",
+            "2048",
+            "\r",
+            "\u{1b}[0m",
+            "\u{212a}",
+            "\u{130}",
+            "é",
+            " ",
+            "  ",
+            "INFO ",
+            "step ",
+            "cuda:0",
+            "[8, ",
+            "Xid 79",
+            "Xid 13",
+        ]
+        .map(String::from),
+    );
+    pieces.sort();
+    pieces.dedup();
+    let part = (
+        prop::sample::select(pieces),
+        0usize..3,
+        0u8..4,
+        prop::sample::select(vec!["", " ", "\n", "x", "\r", "\n", "\n"]),
+    );
+    let text = proptest::collection::vec(part, 0..60);
+    let kept = std::cell::RefCell::new((Scratch::default(), Scratch::default()));
+    let mut runner = proptest::test_runner::TestRunner::new(proptest::test_runner::Config {
+        cases: 1500,
+        ..Default::default()
+    });
+    runner
+        .run(&text, |parts| {
+            let mut t = String::new();
+            for (w, cut, how, sep) in &parts {
+                let w = w.get(*cut..).unwrap_or(w);
+                match how {
+                    0 => t.push_str(w),
+                    1 => t.push_str(&w.to_ascii_uppercase()),
+                    // Its digits changed: the same shape, maybe no literal.
+                    2 => t.extend(w.chars().map(|c| if c.is_ascii_digit() { '3' } else { c })),
+                    // Repeated: lines longer than the cached ones.
+                    _ => {
+                        for _ in 0..(1 + SHAPE_MAX / (w.len() + 1)) {
+                            t.push_str(w);
+                            t.push('\r');
+                        }
+                    }
+                }
+                t.push_str(sep);
+            }
+            // Twice: the second time, the shapes are in the cache.
+            let t = format!("{t}\n{t}");
+            let mut k = kept.borrow_mut();
+            let (s, r) = &mut *k;
+            let got = starts_of(&with, t.as_bytes(), s);
+            let want = starts_of(&without, t.as_bytes(), r);
+            prop_assert_eq!(got, want, "{:?}", t);
+            Ok(())
+        })
+        .unwrap();
+}

@@ -8,6 +8,7 @@ pub mod catalog;
 pub mod codes;
 pub(crate) mod cover;
 pub mod logscan;
+pub(crate) mod shapes;
 pub mod signatures;
 pub mod tables;
 
