@@ -240,11 +240,12 @@ impl Bigrams {
         }
     }
 
-    /// Which literals of `buckets` (a candidate's, from [`Bigrams::candidates`]) start at `p`
-    /// of `text` (ASCII case-insensitively): strong ones, weak ones.
-    pub(crate) fn kinds_at(&self, text: &[u8], p: usize, buckets: u8) -> Kinds {
-        let mut k = Kinds::default();
-        let rest = text.get(p..).unwrap_or(&[]);
+    /// The literals whose first two bytes' fingerprint is that of `rest`'s first two: (number,
+    /// literal, bucket, weak), to be compared with `rest`.
+    fn starting<'a>(
+        &'a self,
+        rest: &[u8],
+    ) -> impl Iterator<Item = (usize, &'a [u8], u8, bool)> + 'a {
         let d = dom(
             rest.first().copied().unwrap_or(0),
             rest.get(1).copied().unwrap_or(0),
@@ -253,13 +254,27 @@ impl Bigrams {
             self.first.get(d).copied().unwrap_or(0) as usize,
             self.first.get(d + 1).copied().unwrap_or(0) as usize,
         );
-        for &i in self.ids.get(a..b).unwrap_or(&[]) {
-            let i = i as usize;
-            let (Some(lit), Some(&bk), Some(&weak)) =
-                (self.lits.get(i), self.bucket.get(i), self.weak.get(i))
-            else {
-                continue;
-            };
+        self.ids
+            .get(a..b)
+            .unwrap_or(&[])
+            .iter()
+            .filter_map(move |&i| {
+                let i = i as usize;
+                Some((
+                    i,
+                    self.lits.get(i)?.as_slice(),
+                    *self.bucket.get(i)?,
+                    *self.weak.get(i)?,
+                ))
+            })
+    }
+
+    /// Which literals of `buckets` (a candidate's, from [`Bigrams::candidates`]) start at `p`
+    /// of `text` (ASCII case-insensitively): strong ones, weak ones.
+    pub(crate) fn kinds_at(&self, text: &[u8], p: usize, buckets: u8) -> Kinds {
+        let mut k = Kinds::default();
+        let rest = text.get(p..).unwrap_or(&[]);
+        for (_, lit, bk, weak) in self.starting(rest) {
             if buckets & (1 << bk) == 0 || (weak && k.weak) || (!weak && k.strong) {
                 continue;
             }
@@ -290,21 +305,7 @@ impl Bigrams {
         mut found: impl FnMut(usize, bool),
     ) {
         let rest = text.get(p..).unwrap_or(&[]);
-        let d = dom(
-            rest.first().copied().unwrap_or(0),
-            rest.get(1).copied().unwrap_or(0),
-        );
-        let (a, b) = (
-            self.first.get(d).copied().unwrap_or(0) as usize,
-            self.first.get(d + 1).copied().unwrap_or(0) as usize,
-        );
-        for &i in self.ids.get(a..b).unwrap_or(&[]) {
-            let i = i as usize;
-            let (Some(lit), Some(&bk), Some(&weak)) =
-                (self.lits.get(i), self.bucket.get(i), self.weak.get(i))
-            else {
-                continue;
-            };
+        for (i, lit, bk, weak) in self.starting(rest) {
             if buckets & (1 << bk) != 0
                 && rest
                     .get(..lit.len())
