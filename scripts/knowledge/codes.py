@@ -97,14 +97,13 @@ GENERIC = {
 }
 
 
-def _strerror_texts():
-    return {os.strerror(i).lower() for i in range(1, 200)}
+STRERROR = {os.strerror(i).lower() for i in range(1, 200)}
 
 
 def alone(text):
     plain = text.lower().rstrip(".")
     words = re.findall(r"[a-z_][a-z0-9_]*", plain)
-    if plain in _strerror_texts() or plain in GENERIC:
+    if plain in STRERROR or plain in GENERIC:
         return False
     return len(words) >= 5 or (len(words) >= 3 and any(w in CUDA_TERMS for w in words))
 

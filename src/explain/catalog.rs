@@ -604,6 +604,22 @@ fn add_kernel_anchors(sigs: &mut [Signature]) {
     }
 }
 
+/// Every CUDA code (runtime and driver) with a message text of 8 bytes or more, that text
+/// normalised as explain reads lines (its final period left out); computed once.
+pub(crate) fn cuda_texts() -> &'static [(String, &'static crate::knowledge::codes::Code)] {
+    static T: std::sync::OnceLock<Vec<(String, &'static crate::knowledge::codes::Code)>> =
+        std::sync::OnceLock::new();
+    T.get_or_init(|| {
+        crate::knowledge::codes::all()
+            .iter()
+            .filter(|e| e.family == "cuda")
+            .flat_map(|e| e.entries.iter())
+            .filter(|c| c.text.len() >= 8)
+            .map(|c| (normalise(c.text.trim_end_matches('.')), c))
+            .collect()
+    })
+}
+
 /// The signature whose `cuda_text` enrichment names a CUDA error by its message.
 const CUDA_ERROR: &str = "cuda-error";
 
@@ -615,16 +631,10 @@ fn add_cuda_texts(sigs: &mut [Signature]) {
     let Some(s) = sigs.iter_mut().find(|s| s.id == CUDA_ERROR) else {
         return;
     };
-    for c in crate::knowledge::codes::all()
-        .iter()
-        .filter(|e| e.family == "cuda")
-        .flat_map(|e| e.entries.iter())
-        .filter(|c| c.alone)
-    {
-        let p = normalise(c.text.trim_end_matches('.'));
-        if p.len() >= 3 && !s.patterns.contains(&p) {
-            s.bounds.push(word_bounds(&p));
-            s.patterns.push(p);
+    for (p, _) in cuda_texts().iter().filter(|(_, c)| c.alone) {
+        if !s.patterns.contains(p) {
+            s.bounds.push(word_bounds(p));
+            s.patterns.push(p.clone());
         }
     }
 }

@@ -464,15 +464,10 @@ fn knowledge_code(t: &str) -> Option<Vec<Match>> {
 /// CUDA failed or quotes a text that is CUDA's alone (the `cuda-error` signature's patterns).
 pub fn cuda_by_text(line: &str) -> Option<Match> {
     let n = super::catalog::normalise(line);
-    let c = kc::all()
+    let (_, c) = super::catalog::cuda_texts()
         .iter()
-        .filter(|e| e.family == "cuda")
-        .flat_map(|e| e.entries.iter())
-        .filter(|c| {
-            c.text.len() >= 8
-                && contains_words(&n, &super::catalog::normalise(c.text.trim_end_matches('.')))
-        })
-        .max_by_key(|c| c.text.len())?;
+        .filter(|(t, _)| contains_words(&n, t))
+        .max_by_key(|(_, c)| c.text.len())?;
     cuda_match(c.num()?, "high")
 }
 

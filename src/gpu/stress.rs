@@ -418,18 +418,12 @@ fn watch_workers(
     // The GPUs whose start the stream has told: a GPU is sampled only after its start event,
     // so a slow allocation on a loaded machine cannot put a sample before it.
     let mut started: BTreeSet<u32> = BTreeSet::new();
-    let mut forward = |e: &Event, started: &mut BTreeSet<u32>| {
-        if let Event::Start { gpu, .. } = e {
-            started.insert(*gpu);
-        }
-        on_event(e);
-    };
     let mut next_sample = Instant::now();
     loop {
         let all_done = workers.iter().all(|(_, d)| d.load(Ordering::SeqCst));
         if all_done {
             while let Ok(e) = rx.try_recv() {
-                forward(&e, &mut started);
+                forward(&e, &mut started, on_event);
             }
             break;
         }
@@ -439,11 +433,11 @@ fn watch_workers(
             while t.elapsed() < opts.grace && !workers.iter().all(|(_, d)| d.load(Ordering::SeqCst))
             {
                 if let Ok(e) = rx.recv_timeout(Duration::from_millis(20)) {
-                    forward(&e, &mut started);
+                    forward(&e, &mut started, on_event);
                 }
             }
             while let Ok(e) = rx.try_recv() {
-                forward(&e, &mut started);
+                forward(&e, &mut started, on_event);
             }
             break;
         }
@@ -453,23 +447,29 @@ fn watch_workers(
         if Instant::now() >= next_sample {
             next_sample += Duration::from_secs(1);
             if let Some(m) = monitor.as_mut() {
-                let now = started.clone();
-                let mut tell = |e: &Event| forward(e, &mut started);
                 sample_gpus(
                     m.as_mut(),
                     workers,
-                    &now,
+                    &started,
                     &mut bases,
                     &mut watches,
-                    &mut tell,
+                    on_event,
                 );
             }
         }
         if let Ok(e) = rx.recv_timeout(Duration::from_millis(100)) {
-            forward(&e, &mut started);
+            forward(&e, &mut started, on_event);
         }
     }
     watches
+}
+
+/// Passes a worker's event on, noting the GPUs whose start the stream has told.
+fn forward(e: &Event, started: &mut BTreeSet<u32>, on_event: &mut dyn FnMut(&Event)) {
+    if let Event::Start { gpu, .. } = e {
+        started.insert(*gpu);
+    }
+    on_event(e);
 }
 
 /// One sample of each running GPU (folded into its watch against the first one), and the Xid
