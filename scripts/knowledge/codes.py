@@ -108,8 +108,27 @@ def alone(text):
     return len(words) >= 5 or (len(words) >= 3 and any(w in CUDA_TERMS for w in words))
 
 
+# Emitters whose texts come from a table of NVIDIA's (the library itself ships only with the
+# driver): a YAML file of `source` and `texts` (name -> text) beside this script.
+TEXT_TABLES = {"nvml": os.path.join(os.path.dirname(os.path.abspath(__file__)), "nvml_error_strings.yaml")}
+
+
+def table_texts(ident, codes):
+    """name -> (text, cite) from the emitter's text table; every name must be a mined code."""
+    with open(TEXT_TABLES[ident]) as f:
+        data = yaml.safe_load(f)
+    out = {}
+    for name, text in data["texts"].items():
+        if name not in codes:
+            sys.exit("%s: %s is not a code of %s" % (os.path.basename(TEXT_TABLES[ident]), name, ident))
+        out[name] = (text, "%s errorString(%s)" % (data["source"], name))
+    return out
+
+
 def library_texts(ident, codes):
-    """name -> (text, cite) from the emitter's own library, where LIBS has it."""
+    """name -> (text, cite) from the emitter's own library, where LIBS has it (or its table)."""
+    if ident in TEXT_TABLES:
+        return table_texts(ident, codes)
     if ident not in LIBS:
         return {}
     import ctypes
@@ -345,7 +364,7 @@ def render(em, codes, order, fams, by):
             if lib:
                 lines.append("  text: %s" % q(lib[0]))
                 lines.append("  text_source: %s" % q(lib[1]))
-                if alone(lib[0]):
+                if ident in LIBS and alone(lib[0]):
                     lines.append("  alone: true")
             elif e is not None and e.get("text"):
                 lines.append("  text: %s" % q(e["text"]))

@@ -59,6 +59,7 @@ pub const ENRICHERS: &[&str] = &[
     "xid",
     "nvml_code",
     "library_status",
+    "cc_range",
 ];
 
 #[derive(Debug, Deserialize)]

@@ -203,6 +203,58 @@ fn library_match(e: &Emitter, c: &Code, shown: Option<i64>, conf: &'static str) 
     m
 }
 
+/// The NVML return code a line names after NVML's name: `NVML_ERROR_X`, go-nvml's `ERROR_X`
+/// ("nvml init failed: ERROR_LIBRARY_NOT_FOUND"), or nvmlErrorString's text ("nvml: Unknown
+/// Error", "Failed to initialize NVML: GPU access blocked by the operating system";
+/// knowledge/nvml.yaml `text`, the longest that the words after the colon start with).
+pub fn nvml_in_line(line: &str) -> Option<Match> {
+    let n = super::catalog::normalise(line);
+    let c = n
+        .match_indices("nvml")
+        .find_map(|(at, _)| nvml_named_after(&n[at..]))
+        .or_else(|| {
+            n.match_indices("nvml")
+                .find_map(|(at, _)| nvml_text_after(&n[at..]))
+        })?;
+    nvml_match(u32::try_from(c.num()?).ok()?, "high")
+}
+
+/// `NVML_ERROR_X`, go-nvml's `ERROR_X` or pynvml's `NVMLError_X` at the start of `s` or later
+/// on it.
+fn nvml_named_after(s: &str) -> Option<&'static kc::Code> {
+    s.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .find_map(|w| {
+            let w = w.strip_prefix("nvml_").unwrap_or(w);
+            if let Some(x) = w.strip_prefix("error_") {
+                return kc::nvml_named(&format!("NVML_ERROR_{}", x.to_ascii_uppercase()));
+            }
+            // pynvml's exception classes are the names in CamelCase, lowercased here:
+            // NVMLError_NotSupported; compared with the names' letters alone.
+            let x = w.strip_prefix("nvmlerror_")?;
+            kc::emitter("nvml")?.entries.iter().find(|c| {
+                c.name
+                    .strip_prefix("NVML_ERROR_")
+                    .is_some_and(|n| n.replace('_', "").eq_ignore_ascii_case(x))
+            })
+        })
+}
+
+/// The nvmlErrorString text that the words after the next colon start with (the longest).
+fn nvml_text_after(s: &str) -> Option<&'static kc::Code> {
+    let (_, rest) = s.split_once(':')?;
+    let rest = rest.trim_start();
+    kc::emitter("nvml")?
+        .entries
+        .iter()
+        .filter(|c| !c.text.is_empty())
+        .filter(|c| {
+            let t = c.text.to_ascii_lowercase();
+            rest.starts_with(&t)
+                && !rest[t.len()..].starts_with(|ch: char| ch.is_ascii_alphanumeric())
+        })
+        .max_by_key(|c| c.text.len())
+}
+
 fn nvml_match(num: u32, conf: &'static str) -> Option<Match> {
     let c = kc::nvml(i64::from(num))?;
     let e = kc::emitter("nvml")?;

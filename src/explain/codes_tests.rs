@@ -107,3 +107,41 @@ fn cuda_nvml_and_xid_codes_by_number_and_name() {
     assert!(p("hello world").is_empty());
     assert!(parse("the driver is too old", &Matrix::default()).is_none());
 }
+
+/// An NVML return code is named by NVML's name, go-nvml's (ERROR_X, printed while libnvidia-ml
+/// is not loaded), pynvml's exception class, or nvmlErrorString's text after "nvml…:"; a line
+/// that only mentions NVML names none.
+#[test]
+fn nvml_codes_in_the_forms_their_bindings_print() {
+    for (line, name) in [
+        (
+            "nvml init failed: ERROR_LIBRARY_NOT_FOUND",
+            "NVML_ERROR_LIBRARY_NOT_FOUND",
+        ),
+        (
+            "error creating nvml.Device 0: nvml: Unknown Error, which is unexpected",
+            "NVML_ERROR_UNKNOWN",
+        ),
+        (
+            "pynvml.NVMLError_NotSupported: Not Supported",
+            "NVML_ERROR_NOT_SUPPORTED",
+        ),
+        ("NVMLError_GpuIsLost", "NVML_ERROR_GPU_IS_LOST"),
+        (
+            "Failed to initialize NVML: GPU access blocked by the operating system",
+            "NVML_ERROR_OPERATING_SYSTEM",
+        ),
+        ("nvml returned NVML_ERROR_TIMEOUT", "NVML_ERROR_TIMEOUT"),
+    ] {
+        let m = nvml_in_line(line).unwrap_or_else(|| panic!("{line}"));
+        assert_eq!(m.name, name, "{line}");
+    }
+    for line in [
+        "NVML is disabled. You won't see GPUs stats.",
+        "nvml: Unknown Errors everywhere",
+        "nvml: not a code",
+        "ERROR_NOT_FOUND",
+    ] {
+        assert!(nvml_in_line(line).is_none(), "{line}");
+    }
+}

@@ -363,12 +363,13 @@ fn wrapped_joins(line: &str, next: &str) -> Vec<String> {
 }
 
 /// Whether a signature's enricher may read a message's continuation line (the numbers of an
-/// out-of-memory message); the kernel-log readers keep their one line each.
+/// out-of-memory message, the range of compute capabilities a build supports); the kernel-log
+/// readers keep their one line each.
 fn reads_context(cat: &catalog::Catalog, i: usize) -> bool {
     cat.signatures
         .get(i)
         .and_then(|s| s.enrich.as_deref())
-        .is_some_and(|e| e == "torch_oom" || e == "oom_bytes")
+        .is_some_and(|e| matches!(e, "torch_oom" | "oom_bytes" | "cc_range"))
 }
 
 /// Every catalog signature one line shows, enriched where its enricher finds facts.

@@ -34,6 +34,17 @@ pub fn enrich(name: &str, line: &str, m: &Matrix, parser: &mut LogParser) -> Opt
         "exit_code" => one(exit_code(line)),
         "cuda_text" => one(cuda_text(line)),
         "library_status" => one(library_status(line)),
+        "cc_range" => cc_range(line),
+        // Not an NVML return code after all: the line only mentions NVML.
+        "nvml_code" => Some(
+            codes::nvml_in_line(line)
+                .map(|m| {
+                    let k = format!("nvml:{}", m.code);
+                    m.key(k)
+                })
+                .into_iter()
+                .collect(),
+        ),
         "xid" => xid_readings(line),
         // The kernel-log knowledge's own lines (knowledge/linux-messages.yaml,
         // knowledge/kernel-messages.yaml): what the parser reads, and nothing else.
@@ -703,7 +714,12 @@ fn cudnn_loaded(line: &str) -> Option<Match> {
 }
 
 fn missing_library(line: &str) -> Option<Match> {
-    let lib = grab1(line, r"(?i)could not (?:load dynamic library|find|load library) '?([\w./+-]+?\.(?:so[\d.]*|dll))'?")
+    // glibc's dlerror() names the file it could not open first ("%s: cannot open shared object
+    // file: %s", dlfcn/dlerror.c): that one is missing, not the library that needed it
+    // ("Failed to load library libonnxruntime_providers_cuda.so with error: libcublasLt.so.11:
+    // cannot open shared object file").
+    let lib = grab1(line, r"([\w.+-]+\.so[\d.]*): cannot open shared object file")
+        .or_else(|| grab1(line, r"(?i)could not (?:load dynamic library|find|load library) '?([\w./+-]+?\.(?:so[\d.]*|dll))'?"))
         .or_else(|| grab1(line, r"(?i)error loading (?:shared library|\x22)?([\w./+-]+?\.(?:so[\d.]*|dll))"))
         .or_else(|| grab1(line, r"([\w./+-]*?(?:lib|cudnn|cudart|cublas|nvcuda|nvrtc|cufft|curand|cusolver|cusparse)[\w.+-]*?\.(?:so[\d.]*|dll))"))?;
     let lib = lib.trim();
@@ -718,6 +734,8 @@ fn missing_library(line: &str) -> Option<Match> {
         || base.starts_with("libnvidia-ml")
     {
         (Category::DriverMissing, "the NVIDIA driver's user-space library", "Install the NVIDIA driver (in a container: start it with GPU access, e.g. docker run --gpus all):", vec!["gpudoctor check".into()])
+    } else if is_l4t_host_library(base) {
+        (Category::ContainerNoGpu, "a Jetson (L4T) driver library that the NVIDIA Container Runtime mounts from the host", "Start the container with the NVIDIA runtime, which mounts the host's L4T libraries (csv mode):", vec!["docker run --runtime=nvidia ...".into()])
     } else if base.starts_with("libnvinfer") {
         (
             Category::CudaRuntimeMismatch,
@@ -740,6 +758,59 @@ fn missing_library(line: &str) -> Option<Match> {
             .severity(sev)
             .key(format!("missing-lib:{base}")),
     )
+}
+
+/// PyTorch's warning that a GPU's compute capability is outside its build's range
+/// (torch/cuda/__init__.py, `_check_capability`: "Found GPU%d %s which is of cuda capability
+/// %d.%d. Minimum and Maximum cuda capability supported by this version of PyTorch is (%d.%d) -
+/// (%d.%d)"). A GPU of the newest major with a higher minor runs that major's binaries (CUDA's
+/// binary compatibility: a cubin for X.y runs on X.z, z >= y; CUDA C++ Programming Guide,
+/// "Binary Compatibility"), so that warning is no fault: `Some(empty)`. Otherwise the catalog's
+/// text stands (`None`).
+fn cc_range(line: &str) -> Option<Vec<Match>> {
+    let found = grab1(line, r"(?i)cuda capability (\d+\.\d+)")?;
+    let max = grab1(line, r"\(\d+\.\d+\)\s*-\s*\((\d+\.\d+)\)")?;
+    let min = grab1(line, r"\((\d+\.\d+)\)\s*-\s*\(\d+\.\d+\)")?;
+    let (f, lo, hi) = (
+        split_dotted(&found)?,
+        split_dotted(&min)?,
+        split_dotted(&max)?,
+    );
+    let inside = f >= lo && f <= hi;
+    let same_major_newer = f.0 == hi.0 && f.1 > hi.1;
+    (inside || same_major_newer).then(Vec::new)
+}
+
+/// "12.1" → (12, 1).
+fn split_dotted(s: &str) -> Option<(u32, u32)> {
+    let (a, b) = s.split_once('.')?;
+    Some((a.parse().ok()?, b.parse().ok()?))
+}
+
+/// A Jetson driver library that lives only on the L4T host, which the NVIDIA Container Runtime
+/// mounts into a container in csv mode (nvidia-container-toolkit's host-files-for-container.d
+/// drivers.csv at d34b304: libnvdla_compiler.so, libnvrm_gpu.so, libnvos.so, ...): missing in a
+/// container, the container was started without that runtime.
+fn is_l4t_host_library(base: &str) -> bool {
+    const PREFIXES: &[&str] = &[
+        "libnvdla_",
+        "libnvrm_",
+        "libnvos.so",
+        "libnvcudla",
+        "libnvidia-rmapi-tegra",
+        "libnvmedia",
+        "libnvsci",
+        "libnvtegrahv",
+        "libnvsocsys",
+        "libnvbufsurf",
+        "libnvbuf_fdmap",
+        "libnvdc.so",
+        "libnvimp.so",
+        "libnvvic.so",
+        "libnvtvmr",
+        "libnvpva",
+    ];
+    PREFIXES.iter().any(|p| base.starts_with(p))
 }
 
 fn nccl(line: &str) -> Option<Match> {

@@ -273,3 +273,47 @@ fn an_xid_outside_the_catalog_and_the_driver_s_lines_is_not_an_xid() {
     assert_eq!(known.code, serde_json::json!(48));
     assert_eq!(known.category, Category::EccMemory);
 }
+
+/// PyTorch's capability-range warning is a fault when the GPU is outside the build's range in a
+/// way its binaries cannot cover, and no fault for a newer minor of the newest major (a cubin for
+/// X.y runs on X.z, z >= y) or a GPU inside the range.
+#[test]
+fn the_capability_range_warning_is_read_with_binary_compatibility() {
+    let m = Matrix::default();
+    let warn = |found: &str, lo: &str, hi: &str| {
+        format!("Found GPU0 X which is of cuda capability {found}.\nMinimum and Maximum cuda capability supported by this version of PyTorch is\n({lo}) - ({hi})\n")
+    };
+    for (found, lo, hi, fault) in [
+        ("12.1", "8.0", "12.0", false),
+        ("8.9", "5.0", "8.6", false),
+        ("8.6", "5.0", "9.0", false),
+        ("3.7", "5.0", "9.0", true),
+        ("10.0", "5.0", "9.0", true),
+        ("12.0", "5.0", "9.0", true),
+    ] {
+        let v = explain_text(&warn(found, lo, hi), &m);
+        let blamed = v.iter().any(|x| x.category == Category::ArchUnsupported);
+        assert_eq!(blamed, fault, "{found} in ({lo}) - ({hi}): {v:#?}");
+    }
+}
+
+/// A missing library is the one dlerror names before "cannot open shared object file", not the
+/// library that needed it; a Jetson host library missing in a container is the container's lack
+/// of the NVIDIA runtime.
+#[test]
+fn the_missing_library_is_the_one_dlerror_names() {
+    let m = Matrix::default();
+    let v = explain_text("Failed to load library libonnxruntime_providers_cuda.so with error: libcublasLt.so.11: cannot open shared object file: No such file or directory", &m);
+    assert!(v.iter().any(|x| x.code == "libcublasLt.so.11"), "{v:#?}");
+    assert!(
+        !v.iter()
+            .any(|x| x.code == "libonnxruntime_providers_cuda.so"),
+        "{v:#?}"
+    );
+    let v = explain_text("Error importing detector runtime: libnvdla_compiler.so: cannot open shared object file: No such file or directory", &m);
+    assert_eq!(
+        v.first().map(|x| x.category),
+        Some(Category::ContainerNoGpu),
+        "{v:#?}"
+    );
+}
