@@ -132,7 +132,15 @@ struct WeakWords {
     /// Lines checked so far, and after how many the DFA is built.
     uses: std::sync::atomic::AtomicUsize,
     dfa_after: usize,
+    /// Per weak literal (in the cover's order), when it stands for at most [`FEW`] patterns:
+    /// those patterns, each as the finders of all its words, longest first ([`WeakWords::quick`]).
+    quick: Vec<Option<Vec<Vec<usize>>>>,
 }
+
+/// A weak literal standing for this many patterns or fewer is checked alone, at its hit, by a
+/// substring search per word ([`WeakWords::quick`]); one standing for more (`memory`, in about a
+/// hundred) by the automaton over the whole line.
+const FEW: usize = 40;
 
 /// Lines a scan's [`WeakWords`] checks with its NFA before it builds its DFA: a log with a few
 /// such lines (most lines skipped by their shape) does not pay for the DFA.
@@ -184,7 +192,26 @@ impl WeakWords {
         // One finder a short word (`to`, `the`, `is` are in hundreds of patterns).
         let mut finder_ids: HashMap<String, usize> = HashMap::new();
         let mut finders: Vec<memchr::memmem::Finder<'static>> = Vec::new();
+        let mut quick = Vec::new();
         for (x, pats) in weak {
+            quick.push((pats.len() <= FEW).then(|| {
+                pats.iter()
+                    .map(|ws| {
+                        let mut ws: Vec<&String> = ws.iter().filter(|w| !w.is_empty()).collect();
+                        ws.sort_by_key(|w| std::cmp::Reverse(w.len()));
+                        ws.iter()
+                            .map(|w| {
+                                *finder_ids.entry(w.to_string()).or_insert_with(|| {
+                                    finders.push(
+                                        memchr::memmem::Finder::new(w.as_bytes()).into_owned(),
+                                    );
+                                    finders.len() - 1
+                                })
+                            })
+                            .collect()
+                    })
+                    .collect()
+            }));
             let literal = item(x, &mut items);
             for ws in pats {
                 let (long, short): (Vec<&String>, Vec<&String>) = ws
@@ -221,6 +248,11 @@ impl WeakWords {
                 v.push(pattern);
             }
         }
+        // A pattern checked whatever the line holds (no word, an empty literal) is seen only by
+        // the whole check.
+        if keyed.get(always).is_some_and(|v| !v.is_empty()) {
+            quick.iter_mut().for_each(|q| *q = None);
+        }
         WeakWords {
             items,
             nfa: std::sync::OnceLock::new(),
@@ -229,7 +261,20 @@ impl WeakWords {
             dfa_after,
             keyed,
             finders,
+            quick,
         }
+    }
+
+    /// For weak literal `lit` (known to be in `line`), whether `line` (lowercased) holds every
+    /// word of one of its patterns: `None` when the literal stands for more than [`FEW`]
+    /// patterns (then [`WeakWords::holds`] decides). The same answer as `holds` gives for a line
+    /// whose only weak literal is `lit`.
+    fn quick(&self, lit: usize, line: &[u8]) -> Option<bool> {
+        let pats = self.quick.get(lit)?.as_ref()?;
+        Some(pats.iter().any(|ws| {
+            ws.iter()
+                .all(|&f| self.finders.get(f).is_some_and(|f| f.find(line).is_some()))
+        }))
     }
 
     /// Whether `line` (lowercased) holds a weak literal and every word of one of its patterns.
@@ -297,6 +342,9 @@ impl WeakWords {
 /// cover literals ([`Bigrams`]), its candidates verified.
 struct Prefilter {
     bigrams: Bigrams,
+    /// How many of the filter's literals are strong (a weak literal's number in [`Bigrams`] is
+    /// this plus its number in the cover).
+    strong: usize,
     weak: WeakWords,
     /// What lowercasing ASCII does not see through: an ANSI escape (normalising drops the
     /// sequence, which may join the pieces of a literal) and the Kelvin sign and capital dotted
@@ -400,6 +448,7 @@ impl Prefilter {
             .map_err(|e| std::io::Error::other(e.to_string()))?;
         Ok(Prefilter {
             bigrams: Bigrams::new(&strong, &weak),
+            strong: strong.len(),
             weak: WeakWords::new(&cover.weak),
             hidden,
             shapes: ShapeCheck::of_cover(cover),
@@ -618,8 +667,10 @@ impl Prefilter {
             // Where the next strong and weak hits count from: one hit a line is enough (in a
             // longer line, one a half window).
             let (mut strong_from, mut weak_from) = (0usize, 0usize);
-            let (bigrams, weak) = (&self.bigrams, &self.weak);
+            let (bigrams, weak, n_strong) = (&self.bigrams, &self.weak, self.strong);
             let (line, ws) = (&mut s.line, &mut s.weak);
+            // The window `line` holds lowercased (its start and stop in `block`).
+            let mut lowered: Option<(usize, usize)> = None;
             bigrams.candidates(block, &mut s.filter, |p, buckets| {
                 if p < strong_from && p < weak_from {
                     return;
@@ -635,18 +686,42 @@ impl Prefilter {
                     // when, for a weak literal it holds, it holds every word of one of that
                     // literal's patterns.
                     let (start, stop) = window(p);
-                    line.clear();
-                    line.extend(
-                        block
-                            .get(start..stop)
-                            .unwrap_or(&[])
-                            .iter()
-                            .map(u8::to_ascii_lowercase),
-                    );
-                    if weak.holds(line, ws) {
-                        starts.push(from + start);
+                    if lowered != Some((start, stop)) {
+                        line.clear();
+                        line.extend(
+                            block
+                                .get(start..stop)
+                                .unwrap_or(&[])
+                                .iter()
+                                .map(u8::to_ascii_lowercase),
+                        );
+                        lowered = Some((start, stop));
                     }
-                    weak_from = (stop + 1).min(p + MAX_LINE / 2).max(p + 1);
+                    // The literals at this hit, checked alone when each stands for few
+                    // patterns: the line's later hits are then checked too (not skipped), so
+                    // that every weak literal it holds is looked at, as `holds` would.
+                    let mut alone = Some(false);
+                    bigrams.each_at(block, p, buckets, |i, is_weak| {
+                        if is_weak {
+                            alone = match (alone, weak.quick(i.saturating_sub(n_strong), line)) {
+                                (Some(a), Some(b)) => Some(a || b),
+                                _ => None,
+                            };
+                        }
+                    });
+                    match alone {
+                        Some(true) => {
+                            starts.push(from + start);
+                            weak_from = (stop + 1).min(p + MAX_LINE / 2).max(p + 1);
+                        }
+                        Some(false) => weak_from = p + 1,
+                        None => {
+                            if weak.holds(line, ws) {
+                                starts.push(from + start);
+                            }
+                            weak_from = (stop + 1).min(p + MAX_LINE / 2).max(p + 1);
+                        }
+                    }
                 }
             });
             let mut pos = 0usize;

@@ -710,6 +710,72 @@ fn the_weak_words_check_equals_the_plain_one() {
         .unwrap();
 }
 
+/// The filter's check of a weak hit by its literal alone (a literal of few patterns, checked at
+/// its hit, the line's later hits then checked too) lets through every line the whole check
+/// lets through: lines made of the built-in cover's weak literals and words (a literal of few
+/// patterns first, then others), each one line of a text, against the plain check.
+#[test]
+fn a_weak_literal_checked_alone_misses_no_line() {
+    use proptest::prelude::*;
+    let cat = crate::explain::embedded_catalog().unwrap();
+    let cover = cover(cat);
+    let weak = cover.weak.clone();
+    let pre = Prefilter::without_shapes(&cover).unwrap();
+    let few: Vec<String> = weak
+        .iter()
+        .filter(|(_, of)| of.len() <= FEW)
+        .map(|(x, _)| x.clone())
+        .collect();
+    assert!(few.len() >= 5, "{few:?}");
+    let plain = |line: &[u8]| {
+        let has = |w: &str| memchr::memmem::find(line, w.as_bytes()).is_some();
+        weak.iter()
+            .any(|(x, of)| has(x) && of.iter().any(|ws| ws.iter().all(|w| has(w))))
+    };
+    let mut pieces: Vec<String> = Vec::new();
+    for (x, of) in &weak {
+        pieces.push(x.clone());
+        for ws in of {
+            pieces.extend(ws.iter().cloned());
+        }
+    }
+    pieces.sort();
+    pieces.dedup();
+    let mut runner = proptest::test_runner::TestRunner::new(proptest::test_runner::Config {
+        cases: 2000,
+        ..Default::default()
+    });
+    let line = (
+        prop::sample::select(few),
+        proptest::collection::vec(
+            (
+                prop::sample::select(pieces),
+                prop::sample::select(vec![" ", "x", "_"]),
+            ),
+            0..10,
+        ),
+    );
+    let s = std::cell::RefCell::new(Scratch::default());
+    let held = std::cell::Cell::new(0usize);
+    runner
+        .run(&line, |(first, parts)| {
+            let mut l = format!("q {first} ");
+            for (w, sep) in &parts {
+                l.push_str(w);
+                l.push_str(sep);
+            }
+            if plain(l.as_bytes()) {
+                held.set(held.get() + 1);
+                let text = format!("ordinary line\n{l}\nanother ordinary line\n");
+                let starts = starts_of(&pre, text.as_bytes(), &mut s.borrow_mut());
+                prop_assert!(starts.contains(&14), "{}", l);
+            }
+            Ok(())
+        })
+        .unwrap();
+    assert!(held.get() >= 100, "{} lines held a pattern", held.get());
+}
+
 /// No kernel-log line of the committed ordinary output (explain-catalog/log-background.txt: the
 /// driver's banner, its persistence and UVM lines, PCI and audit lines) passes the first stage
 /// unless the catalog matches it. A pattern whose words all occur in such a line (DKMS's "Module
