@@ -57,6 +57,9 @@ FOLDERS = [
     "src/nvidia/src/kernel/gpu/bus/",
     "src/nvidia/src/kernel/gpu/bif/",
     "src/nvidia/src/kernel/gpu/nvlink/",
+    # The per-architecture HALs' checks of what the GPU answers ("Possible bad register read",
+    # the sanity check of a register read that came back as an error code).
+    "src/nvidia/src/kernel/gpu/arch/",
     # The display side: nvidia-drm's NV_DRM_LOG_ERR/WARN and nvidia-modeset's printk.
     "kernel-open/nvidia-drm/",
     "kernel-open/nvidia-modeset/",
