@@ -248,9 +248,11 @@ fn nvml_text_after(s: &str) -> Option<&'static kc::Code> {
         .iter()
         .filter(|c| !c.text.is_empty())
         .filter(|c| {
-            let t = c.text.to_ascii_lowercase();
-            rest.starts_with(&t)
-                && !rest[t.len()..].starts_with(|ch: char| ch.is_ascii_alphanumeric())
+            rest.get(..c.text.len())
+                .is_some_and(|p| p.eq_ignore_ascii_case(&c.text))
+                && !rest
+                    .get(c.text.len()..)
+                    .is_some_and(|r| r.starts_with(|ch: char| ch.is_ascii_alphanumeric()))
         })
         .max_by_key(|c| c.text.len())
 }

@@ -644,6 +644,29 @@ fn every_family_anchor_holds_a_literal_of_the_cover() {
     );
 }
 
+/// The plain weak-literal check: `line` holds a weak literal and every word of one of its
+/// patterns (a substring search each).
+fn plain_weak(weak: &[(String, Vec<Vec<String>>)], line: &[u8]) -> bool {
+    let has = |w: &str| memchr::memmem::find(line, w.as_bytes()).is_some();
+    weak.iter()
+        .any(|(x, of)| has(x) && of.iter().any(|ws| ws.iter().all(|w| has(w))))
+}
+
+/// The weak literals and their patterns' words, each once, sorted: the pieces test lines are
+/// made of.
+fn weak_pieces(weak: &[(String, Vec<Vec<String>>)]) -> Vec<String> {
+    let mut pieces: Vec<String> = Vec::new();
+    for (x, of) in weak {
+        pieces.push(x.clone());
+        for ws in of {
+            pieces.extend(ws.iter().cloned());
+        }
+    }
+    pieces.sort();
+    pieces.dedup();
+    pieces
+}
+
 /// The weak literals' check by one automaton equals the plain one (a substring search for the
 /// literal and for each word of its patterns), on lines made of the built-in cover's weak
 /// literals and words, whole or cut, with other text between them.
@@ -654,20 +677,8 @@ fn the_weak_words_check_equals_the_plain_one() {
     let weak = cover(cat).weak;
     let ww = WeakWords::new(&weak);
     let mut wsc = WeakScratch::default();
-    let plain = |line: &[u8]| {
-        let has = |w: &str| memchr::memmem::find(line, w.as_bytes()).is_some();
-        weak.iter()
-            .any(|(x, of)| has(x) && of.iter().any(|ws| ws.iter().all(|w| has(w))))
-    };
-    let mut pieces: Vec<String> = Vec::new();
-    for (x, of) in &weak {
-        pieces.push(x.clone());
-        for ws in of {
-            pieces.extend(ws.iter().cloned());
-        }
-    }
-    pieces.sort();
-    pieces.dedup();
+    let plain = |line: &[u8]| plain_weak(&weak, line);
+    let pieces = weak_pieces(&weak);
     // Every pattern's words, with its literal: each such line holds.
     let mut held = 0;
     for (x, of) in &weak {
@@ -727,20 +738,8 @@ fn a_weak_literal_checked_alone_misses_no_line() {
         .map(|(x, _)| x.clone())
         .collect();
     assert!(few.len() >= 5, "{few:?}");
-    let plain = |line: &[u8]| {
-        let has = |w: &str| memchr::memmem::find(line, w.as_bytes()).is_some();
-        weak.iter()
-            .any(|(x, of)| has(x) && of.iter().any(|ws| ws.iter().all(|w| has(w))))
-    };
-    let mut pieces: Vec<String> = Vec::new();
-    for (x, of) in &weak {
-        pieces.push(x.clone());
-        for ws in of {
-            pieces.extend(ws.iter().cloned());
-        }
-    }
-    pieces.sort();
-    pieces.dedup();
+    let plain = |line: &[u8]| plain_weak(&weak, line);
+    let pieces = weak_pieces(&weak);
     let mut runner = proptest::test_runner::TestRunner::new(proptest::test_runner::Config {
         cases: 2000,
         ..Default::default()

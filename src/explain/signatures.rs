@@ -771,20 +771,10 @@ fn cc_range(line: &str) -> Option<Vec<Match>> {
     let found = grab1(line, r"(?i)cuda capability (\d+\.\d+)")?;
     let max = grab1(line, r"\(\d+\.\d+\)\s*-\s*\((\d+\.\d+)\)")?;
     let min = grab1(line, r"\((\d+\.\d+)\)\s*-\s*\(\d+\.\d+\)")?;
-    let (f, lo, hi) = (
-        split_dotted(&found)?,
-        split_dotted(&min)?,
-        split_dotted(&max)?,
-    );
+    let (f, lo, hi) = (split_cc(&found)?, split_cc(&min)?, split_cc(&max)?);
     let inside = f >= lo && f <= hi;
     let same_major_newer = f.0 == hi.0 && f.1 > hi.1;
     (inside || same_major_newer).then(Vec::new)
-}
-
-/// "12.1" → (12, 1).
-fn split_dotted(s: &str) -> Option<(u32, u32)> {
-    let (a, b) = s.split_once('.')?;
-    Some((a.parse().ok()?, b.parse().ok()?))
 }
 
 /// A Jetson driver library that lives only on the L4T host, which the NVIDIA Container Runtime
