@@ -346,6 +346,21 @@ fn the_eighth_joined_sealed_set_keeps_its_score() {
     );
 }
 
+/// The ninth sealed set (collected 2026-11-28, session 15), scored once on db5e9f8 before the
+/// work made after it (texts 49/55 of 119, kernel-log lines 6/6 of 17, no decoy blamed) and once
+/// after it, on 87dd09c (the same figures: docs/benchmarks.md), then joined to the corpus: it may
+/// be tuned on now, and may never score below that.
+#[test]
+fn the_ninth_joined_sealed_set_keeps_its_score() {
+    keeps_its_floor(
+        "sealed-2026-11-28e",
+        &[
+            ("texts.yaml", 119, 49, 55, 0),
+            ("kernel-log.yaml", 17, 6, 6, 0),
+        ],
+    );
+}
+
 #[test]
 fn the_joined_sealed_set_keeps_its_score() {
     keeps_its_floor(
