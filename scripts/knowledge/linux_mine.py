@@ -46,14 +46,15 @@ MINED = os.path.join(ROOT, "knowledge", "mined", "linux-printk.json")
 OUT = os.path.join(ROOT, "knowledge", "linux-messages.yaml")
 
 LEVEL_WORDS = {
-    "emerg": "emerg", "alert": "alert", "crit": "crit", "err": "err", "warn": "warning",
+    "emerg": "emerg", "alert": "alert", "crit": "crit", "err": "err", "error": "err", "warn": "warning",
     "warning": "warning", "notice": "notice", "info": "info", "dbg": "debug", "debug": "debug",
 }
 # printk and its wrappers: pr_<level>, pci_<level>, dev_<level> (with _once / _ratelimited),
-# printk(KERN_<LEVEL> ...), panic(), WARN(cond, ...); the format is the first argument, the second
-# for pci_/dev_ (the device) and WARN (the condition).
+# nouveau's nvkm_<level>(subdev, ...), printk(KERN_<LEVEL> ...), panic(), WARN(cond, ...); the
+# format is the first argument, the second for pci_/dev_/nvkm_ (the device) and WARN (the
+# condition).
 CALL_RE = re.compile(
-    r"\b(?:(pr|pci|dev)_(emerg|alert|crit|err|warn|warning|notice|info)(?:_once|_ratelimited)?"
+    r"\b(?:(pr|pci|dev|nvkm)_(emerg|alert|crit|err|error|warn|warning|notice|info)(?:_once|_ratelimited)?"
     r"|(printk|printk_deferred|panic|WARN|WARN_ONCE|pci_printk|dev_printk|aer_printk|edac_mc_printk))\s*\(")
 DEFINE_RE = re.compile(r'^#define\s+([A-Z][A-Z0-9_]*)\s+("(?:[^"\\]|\\.)*")\s*$', re.M)
 KERN_RE = re.compile(r"\s*KERN_([A-Z]+)\b")
@@ -88,7 +89,7 @@ def calls(text, first_line=1):
         if m.group(1):
             call = f"{m.group(1)}_{m.group(2)}"
             level = LEVEL_WORDS[m.group(2)]
-            if m.group(1) in ("pci", "dev"):
+            if m.group(1) in ("pci", "dev", "nvkm"):
                 i = skip_arg(text, i)
         else:
             call = m.group(3)
@@ -247,7 +248,7 @@ CATEGORIES = {
     "host_memory_exhausted",
 }
 ROLES = {"cause", "notice", "report"}
-SCOPES = {"any", "nvidia_module", "nvidia_report"}
+SCOPES = {"any", "nvidia_module", "gpu_module", "gpu_report"}
 SEVERITIES = {"error", "warning", "info"}
 AREAS = {"host", "driver", "gpus"}
 # The shortest piece a line is looked for by (the catalog's prefilter needs a literal).

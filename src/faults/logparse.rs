@@ -187,7 +187,7 @@ fn version_after<'a>(s: &'a str, marker: &str) -> Option<&'a str> {
 }
 
 /// A stateful line parser (the API-mismatch message spans three NVRM lines; a kernel report
-/// names the NVIDIA driver lines after its head).
+/// names a GPU's driver lines after its head).
 #[derive(Debug, Default)]
 pub struct LogParser {
     api: Option<(Option<String>, Option<String>, u8)>,
@@ -195,12 +195,12 @@ pub struct LogParser {
     /// "Killed process N" line of the same kill that follows is not a second event.
     oom_pid: Option<u32>,
     /// The kernel report (an oops, a hung task, a lockup) whose head was read and whose lines
-    /// have not yet named the NVIDIA driver.
+    /// have not yet named a GPU's driver.
     report: Option<Report>,
 }
 
-/// The head of a kernel report (knowledge/linux-messages.yaml, scope `nvidia_report`), waiting
-/// for a line of the same report that names the NVIDIA driver.
+/// The head of a kernel report (knowledge/linux-messages.yaml, scope `gpu_report`), waiting
+/// for a line of the same report that names a GPU's driver.
 #[derive(Debug)]
 struct Report {
     family: String,
@@ -211,7 +211,7 @@ struct Report {
     done: bool,
 }
 
-/// How many lines after its head a report may name the NVIDIA driver (a hung task's stack is
+/// How many lines after its head a report may name a GPU's driver (a hung task's stack is
 /// 20-40 frames; the registers and module list of an oops come before its trace).
 const REPORT_LINES: u32 = 80;
 
@@ -337,7 +337,9 @@ impl LogParser {
         use crate::knowledge::linux::{self, Scope};
         let (msg, f) = linux::match_line(line)?;
         // nouveau's own lines (its firmware requests name "nvidia/...") are read as nouveau's.
-        if f.scope == Scope::NvidiaModule && linux::printed_by_nouveau(line) {
+        if matches!(f.scope, Scope::NvidiaModule | Scope::GpuModule)
+            && linux::printed_by_nouveau(line)
+        {
             return None;
         }
         let id = f.event.id.as_str();
@@ -361,10 +363,12 @@ impl LogParser {
         }
         Some(match f.scope {
             Scope::Any => Some(event(said)),
-            Scope::NvidiaModule => linux::names_nvidia_module(line).then(|| event(said)),
-            Scope::NvidiaReport if msg.format.contains("RIP:") => {
+            Scope::NvidiaModule | Scope::GpuModule => {
+                f.scope.names_its_driver(line).then(|| event(said))
+            }
+            Scope::GpuReport if msg.format.contains("RIP:") => {
                 // The crash site of a report: the report's reading when it is the driver's.
-                if !linux::names_nvidia_code(line) {
+                if !linux::names_gpu_code(line) {
                     return Some(None);
                 }
                 match self.report.as_mut() {
@@ -380,8 +384,8 @@ impl LogParser {
                     None => Some(event(said)),
                 }
             }
-            Scope::NvidiaReport => {
-                let names = linux::names_nvidia_code(line);
+            Scope::GpuReport => {
+                let names = linux::names_gpu_code(line);
                 self.report = Some(Report {
                     family: id.to_string(),
                     head: said.clone(),
@@ -394,7 +398,7 @@ impl LogParser {
     }
 
     /// A line inside an open kernel report: the report's event when it is the first to name the
-    /// NVIDIA driver (a frame "os_acquire_rwlock_read+0x35/0x50 [nvidia]", "RIP: ...
+    /// GPU's driver (a frame "os_acquire_rwlock_read+0x35/0x50 [nvidia]", "RIP: ...
     /// [nvidia]"). The module list ("Modules linked in: ... nvidia(PO)") names every module
     /// loaded, not the one that failed: it does not count.
     fn report_line(&mut self, line: &str) -> Option<LogEvent> {
@@ -407,7 +411,7 @@ impl LogParser {
         if r.done
             || line.contains("Modules linked in")
             || crate::knowledge::linux::match_line(line).is_some_and(|(_, f)| f.report)
-            || !crate::knowledge::linux::names_nvidia_code(line)
+            || !crate::knowledge::linux::names_gpu_code(line)
         {
             return None;
         }

@@ -319,20 +319,14 @@ pub fn known_not_a_fault(line: &str) -> bool {
 }
 
 /// Whether a line of the Linux kernel is, by itself, no GPU fault: a notice; a module loader's
-/// line about a module that is not NVIDIA's; the head of a report (an oops, a hung task), whose
-/// reading, if any, comes from the report's lines that name the NVIDIA driver
+/// line about a module that is not a GPU's; the head of a report (an oops, a hung task), whose
+/// reading, if any, comes from the report's lines that name a GPU's driver
 /// ([`crate::faults::logparse::LogParser`]).
 fn linux_not_a_fault(line: &str) -> bool {
-    use super::linux::Scope;
     let Some((_, f)) = super::linux::match_line(line) else {
         return false;
     };
-    f.event.role != Role::Cause
-        || match f.scope {
-            Scope::Any => false,
-            Scope::NvidiaModule => !super::linux::names_nvidia_module(line),
-            Scope::NvidiaReport => !super::linux::names_nvidia_code(line),
-        }
+    f.event.role != Role::Cause || !f.scope.names_its_driver(line)
 }
 
 /// `text` with each `{name}` replaced by its value (unknown names stay as written).

@@ -6,9 +6,10 @@
 //!
 //! A family's scope says when a line of it is a GPU problem: always (`any`); when the line names
 //! an NVIDIA module (`nvidia_module`: "nvidia: Unknown symbol ..."; another module's failure is no
-//! GPU problem); or when the report it heads names an NVIDIA module or symbol (`nvidia_report`:
-//! an oops, a hung task, a lockup; [`crate::faults::logparse::LogParser`] reads the report's lines
-//! together). A line that is no GPU problem is known and no fault: it is never read as one.
+//! GPU problem); when it names a GPU's driver (`gpu_module`: NVIDIA's, amdgpu, radeon, i915, xe);
+//! or when the report it heads names a GPU driver's code (`gpu_report`: an oops, a hung task, a
+//! lockup; [`crate::faults::logparse::LogParser`] reads the report's lines together). A line that
+//! is no GPU problem is known and no fault: it is never read as one.
 
 use std::sync::OnceLock;
 
@@ -25,7 +26,21 @@ const LINUX_JSON: &str = knowledge_json!("linux-messages");
 pub enum Scope {
     Any,
     NvidiaModule,
-    NvidiaReport,
+    GpuModule,
+    GpuReport,
+}
+
+impl Scope {
+    /// Whether a line of a family of this scope is about the GPU's driver by itself (`Any`
+    /// always); for `GpuReport`, whether the line names a GPU driver's code.
+    pub fn names_its_driver(self, line: &str) -> bool {
+        match self {
+            Scope::Any => true,
+            Scope::NvidiaModule => names_nvidia_module(line),
+            Scope::GpuModule => names_gpu_module(line),
+            Scope::GpuReport => names_gpu_code(line),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -226,6 +241,43 @@ pub fn match_line(line: &str) -> Option<(&'static LinuxMessage, &'static LinuxFa
 pub fn names_nvidia_module(line: &str) -> bool {
     line.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
         .any(|w| w.starts_with("nvidia") || w.starts_with("NVIDIA"))
+}
+
+/// The kernel drivers of other GPUs than NVIDIA's whose lines and reports are GPU problems too
+/// (drivers/gpu/drm/: AMD's, Intel's; nouveau is read apart, see [`printed_by_nouveau`]).
+const OTHER_GPU_DRIVERS: [&str; 4] = ["amdgpu", "radeon", "i915", "xe"];
+
+/// Whether a line names a GPU's kernel driver: NVIDIA's module ([`names_nvidia_module`]) or
+/// another GPU's ("amdgpu 0000:03:00.0: Direct firmware load for amdgpu/psp_13_0_7_ta.bin ...",
+/// "i915 0000:00:02.0: ...").
+pub fn names_gpu_module(line: &str) -> bool {
+    names_nvidia_module(line)
+        || line
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+            .any(|w| OTHER_GPU_DRIVERS.contains(&w))
+}
+
+/// Whether a line of a kernel report names a GPU driver's code: NVIDIA's
+/// ([`names_nvidia_code`]), another GPU driver's module in brackets ("[amdgpu]", "[i915]",
+/// "[nouveau]"), the memory managers and scheduler GPU drivers share ("[ttm]", "[drm]",
+/// "[drm_kms_helper]", "[gpu_sched]"), or a source path under drivers/gpu/. The module list does
+/// not count.
+pub fn names_gpu_code(line: &str) -> bool {
+    if line.contains("Modules linked in") {
+        return false;
+    }
+    names_nvidia_code(line)
+        || line.contains("drivers/gpu/")
+        || OTHER_GPU_DRIVERS
+            .iter()
+            .chain(&["nouveau", "ttm", "drm", "drm_kms_helper", "gpu_sched"])
+            .any(|m| {
+                line.match_indices(m).any(|(i, _)| {
+                    i > 0
+                        && line.as_bytes().get(i - 1) == Some(&b'[')
+                        && line.as_bytes().get(i + m.len()) == Some(&b']')
+                })
+            })
 }
 
 /// Whether nouveau printed the line (its device prefix: "nouveau 0000:01:00.0: Direct firmware

@@ -50,6 +50,38 @@ fn real_lines_are_their_family() {
 }
 
 #[test]
+fn other_gpu_drivers_are_named_by_their_module_and_code() {
+    assert!(names_gpu_module(
+        "amdgpu 0000:03:00.0: Direct firmware load for amdgpu/psp_13_0_7_ta.bin failed with error -2"
+    ));
+    assert!(names_gpu_module(
+        "nvidia 0000:65:00.0: Direct firmware load for nvidia/535.54.03/gsp_tu10x.bin failed with error -2"
+    ));
+    assert!(!names_gpu_module(
+        "iwlwifi 0000:00:14.3: Direct firmware load for iwlwifi-so-a0-gf-a0-72.ucode failed with error -2"
+    ));
+    // "xe" is a word of its own, not a piece of one ("xen", "exe").
+    assert!(!names_gpu_module(
+        "xen: Direct firmware load for foo.exe failed with error -2"
+    ));
+    for yes in [
+        "RIP: 0010:amdgpu_bo_vm_destroy+0x15/0x90 [amdgpu]",
+        "WARNING: CPU: 3 PID: 1309 at drivers/gpu/drm/ttm/ttm_bo.c:517 ttm_bo_release+0x2bf/0x310 [ttm]",
+        " intel_atomic_commit_tail+0x3d/0x60 [i915]",
+        " nouveau_bo_move+0x1c0/0x5a0 [nouveau]",
+    ] {
+        assert!(names_gpu_code(yes), "{yes}");
+    }
+    for no in [
+        "Modules linked in: amdgpu(E) i915 ttm drm_kms_helper",
+        "RIP: 0010:btrfs_search_slot+0x1a2/0x940 [btrfs]",
+        " drm_something_user_space_named [drmx]",
+    ] {
+        assert!(!names_gpu_code(no), "{no}");
+    }
+}
+
+#[test]
 fn only_the_driver_s_code_names_nvidia() {
     for yes in [
         "[ 7510.131288]  os_acquire_rwlock_read+0x35/0x50 [nvidia]",

@@ -203,3 +203,63 @@ fn the_open_module_s_data_center_opt_in_is_configuration() {
     );
     assert!(!c.iter().any(|x| x == "arch_unsupported"), "{c:?}");
 }
+
+/// A report whose crash site or frames name another GPU's driver (amdgpu, i915, nouveau, the
+/// TTM/DRM code they share) is that GPU driver's fault too: a GPU doctor is asked about them.
+/// Real reports: NixOS/nixpkgs#240017 (an amdgpu NULL dereference in 5.15.118) and
+/// NixOS/nixpkgs#118460 (TTM's WARNING in 5.11.9), both in
+/// tests/explain-corpus/sealed-2026-11-28e/kernel-log.yaml.
+#[test]
+fn a_report_that_names_another_gpu_driver_is_a_driver_fault() {
+    for text in [
+        "Jun 26 17:10:51 xxx kernel: BUG: kernel NULL pointer dereference, address: 00000000000002b0
+Jun 26 17:10:51 xxx kernel: #PF: supervisor read access in kernel mode
+Jun 26 17:10:51 xxx kernel: Oops: 0000 [#1] SMP NOPTI
+Jun 26 17:10:51 xxx kernel: CPU: 23 PID: 1749 Comm: gst-plugin-scan Not tainted 5.15.118 #1-NixOS
+Jun 26 17:10:51 xxx kernel: RIP: 0010:amdgpu_bo_vm_destroy+0x15/0x90 [amdgpu]",
+        "Apr 04 14:49:13 gaming kernel: ------------[ cut here ]------------
+Apr 04 14:49:13 gaming kernel: WARNING: CPU: 3 PID: 1309 at drivers/gpu/drm/ttm/ttm_bo.c:517 ttm_bo_release+0x2bf/0x310 [ttm]",
+    ] {
+        assert_eq!(first(text).as_deref(), Some("driver_fault"), "{text}\n-> {:?}", cats(text));
+    }
+}
+
+/// The firmware loader's line about a GPU driver's firmware (NVIDIA's GSP firmware, amdgpu's,
+/// i915's) is a driver not fully installed; the same line about a Wi-Fi card is nobody's GPU
+/// problem. Real lines: NixOS/nixpkgs#454772, NixOS/nixpkgs#284403, clearlinux/distribution#821.
+#[test]
+fn a_gpu_driver_s_missing_firmware_is_a_driver_not_installed() {
+    for text in [
+        "nvidia 0000:00:1e.0: Direct firmware load for nvidia/565.57.01/gsp_tu10x.bin failed with error -2",
+        "янв 28 04:01:12 localhost kernel: amdgpu 0000:03:00.0: Direct firmware load for amdgpu/psp_13_0_7_ta.bin failed with error -2",
+        "[    0.659638] i915 0000:00:02.0: Direct firmware load for i915/kbl_dmc_ver1_04.bin failed with error -2",
+    ] {
+        assert_eq!(first(text).as_deref(), Some("driver_missing"), "{text}\n-> {:?}", cats(text));
+    }
+    let wifi = "iwlwifi 0000:00:14.3: Direct firmware load for iwlwifi-so-a0-gf-a0-72.ucode failed with error -2";
+    assert!(cats(wifi).is_empty(), "{:?}", cats(wifi));
+}
+
+/// The thermal core's critical trip and the shutdown it orders (drivers/thermal/thermal_core.c,
+/// kernel/reboot.c); nouveau's channel faults in their old and new forms
+/// (drivers/gpu/drm/nouveau/nvkm/engine/fifo). Real lines: pyavitz/debian-image-builder#98 and
+/// the Mesa commit of tests/explain-corpus/sealed-2026-11-28e/kernel-log.yaml; the new nouveau
+/// form is its format with values.
+#[test]
+fn critical_temperature_shutdowns_and_nouveau_channel_faults_are_read() {
+    for (text, cat) in [
+        (" kernel:thermal thermal_zone0: gpu-thermal: critical temperature reached, shutting down", "thermal_power"),
+        (" kernel:reboot: HARDWARE PROTECTION shutdown (Temperature too high)", "thermal_power"),
+        ("nouveau E[ PFIFO][0000:01:00.0] read fault at 0x000a9e0000 [PTE] from GR/GPC0/PE_2 on channel 0x007f853000 [Sam3[17056]]", "driver_fault"),
+        ("nouveau 0000:01:00.0: fifo: fault 00 [READ] at 0000000000000000 engine 00 [GR] client 0f [GPC0/PROP_0] reason 02 [PTE] on channel 3 [00ff8d3000 Xorg[1234]]", "driver_fault"),
+    ] {
+        assert_eq!(first(text).as_deref(), Some(cat), "{text}\n-> {:?}", cats(text));
+    }
+    // A protection shutdown for another reason is not the thermal one.
+    let reg = " kernel:reboot: HARDWARE PROTECTION shutdown (Regulator failure)";
+    assert!(
+        !cats(reg).iter().any(|c| c == "thermal_power"),
+        "{:?}",
+        cats(reg)
+    );
+}
