@@ -196,14 +196,15 @@ impl Family {
     }
 
     /// Whether a short normalised line says this family in other words: every key word present
-    /// as a word, on a line of at most `keys_max_words` words.
+    /// as a word, on a line of at most `keys_max_words` words. Numbers (a device's index, a
+    /// size, a line number: "GPU #1: out of memory") are not words here.
     pub fn matches_keys(&self, n: &str) -> bool {
         if self.keys.is_empty() {
             return false;
         }
         let words: Vec<&str> = n
             .split(|c: char| !c.is_alphanumeric() && c != '_')
-            .filter(|w| !w.is_empty())
+            .filter(|w| !w.is_empty() && !w.bytes().all(|b| b.is_ascii_digit()))
             .collect();
         if words.is_empty() || words.len() > self.keys_max_words {
             return false;

@@ -49,6 +49,19 @@ fn keys_need_every_word_on_a_short_line() {
 }
 
 #[test]
+fn numbers_are_not_words_of_a_short_line() {
+    // xmrig-nvidia's "GPU #1: out of memory" (xmrig/xmrig-nvidia#28) is the CUDA runtime's
+    // "out of memory" with a device index before it; a longer sentence is not.
+    let f = families()
+        .iter()
+        .find(|f| f.keys == ["out", "of", "memory"])
+        .expect("the CUDA runtime's out-of-memory family");
+    assert!(f.matches_keys("gpu #1: out of memory"));
+    assert!(f.matches_keys("error 2: out of memory"));
+    assert!(!f.matches_keys("the host ran out of memory while loading"));
+}
+
+#[test]
 fn a_family_with_a_regex_needs_its_whole_shape() {
     let f = families()
         .iter()

@@ -240,7 +240,7 @@ fn the_second_joined_sealed_set_keeps_its_score() {
     keeps_its_floor(
         "sealed-2026-11-25b",
         &[
-            ("texts.yaml", 112, 87, 100, 0),
+            ("texts.yaml", 112, 87, 101, 0),
             ("kernel-log.yaml", 55, 53, 53, 0),
         ],
     );
@@ -262,8 +262,8 @@ fn the_third_joined_sealed_set_keeps_its_score() {
     keeps_its_floor(
         "sealed-2026-11-27",
         &[
-            ("texts.yaml", 115, 72, 82, 0),
-            ("kernel-log.yaml", 55, 43, 44, 2),
+            ("texts.yaml", 115, 75, 86, 0),
+            ("kernel-log.yaml", 55, 44, 45, 2),
         ],
     );
 }
@@ -278,8 +278,8 @@ fn the_fourth_joined_sealed_set_keeps_its_score() {
     keeps_its_floor(
         "sealed-2026-11-27b",
         &[
-            ("texts.yaml", 110, 51, 59, 0),
-            ("kernel-log.yaml", 56, 34, 37, 0),
+            ("texts.yaml", 110, 57, 68, 0),
+            ("kernel-log.yaml", 56, 35, 38, 0),
         ],
     );
 }
@@ -294,8 +294,8 @@ fn the_fifth_joined_sealed_set_keeps_its_score() {
     keeps_its_floor(
         "sealed-2026-11-28",
         &[
-            ("texts.yaml", 117, 62, 67, 1),
-            ("kernel-log.yaml", 60, 28, 29, 0),
+            ("texts.yaml", 117, 69, 74, 1),
+            ("kernel-log.yaml", 60, 31, 32, 0),
         ],
     );
 }
@@ -310,7 +310,7 @@ fn the_sixth_joined_sealed_set_keeps_its_score() {
     keeps_its_floor(
         "sealed-2026-11-28b",
         &[
-            ("texts.yaml", 116, 62, 69, 0),
+            ("texts.yaml", 116, 70, 79, 0),
             ("kernel-log.yaml", 14, 10, 10, 0),
         ],
     );
@@ -325,8 +325,8 @@ fn the_seventh_joined_sealed_set_keeps_its_score() {
     keeps_its_floor(
         "sealed-2026-11-28c",
         &[
-            ("texts.yaml", 115, 57, 64, 1),
-            ("kernel-log.yaml", 12, 4, 4, 0),
+            ("texts.yaml", 115, 70, 80, 1),
+            ("kernel-log.yaml", 12, 5, 5, 0),
         ],
     );
 }
@@ -340,7 +340,7 @@ fn the_eighth_joined_sealed_set_keeps_its_score() {
     keeps_its_floor(
         "sealed-2026-11-28d",
         &[
-            ("texts.yaml", 115, 55, 58, 2),
+            ("texts.yaml", 115, 64, 71, 2),
             ("kernel-log.yaml", 17, 12, 12, 0),
         ],
     );
@@ -355,8 +355,8 @@ fn the_ninth_joined_sealed_set_keeps_its_score() {
     keeps_its_floor(
         "sealed-2026-11-28e",
         &[
-            ("texts.yaml", 119, 49, 55, 0),
-            ("kernel-log.yaml", 17, 6, 6, 0),
+            ("texts.yaml", 119, 56, 62, 0),
+            ("kernel-log.yaml", 17, 12, 12, 0),
         ],
     );
 }
@@ -374,6 +374,9 @@ fn the_joined_sealed_set_keeps_its_score() {
 
 /// A joined sealed set (a folder of tests/explain-corpus) scores at least its floor: per file,
 /// (file, entries, top-1, top-3, decoys blamed on the GPU or driver at most).
+/// Session 16 raised every floor to what main scored then (the figures in the comments above
+/// are each set's history; the tuples are the ratchet): a change may not undo recognition that
+/// a set once had.
 fn keeps_its_floor(set: &str, floors: &[(&str, usize, usize, usize, usize)]) {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/explain-corpus")

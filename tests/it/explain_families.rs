@@ -843,3 +843,52 @@ fn a_quoted_runtime_text_is_its_error_and_a_plain_one_is_not() {
         );
     }
 }
+
+/// Session 16's signatures from their emitters (nvcc missing as the shells, CMake and Theano say
+/// it; PaddlePaddle's allocator; MATLAB's and CUDA.jl's driver checks) need their emitter's
+/// phrase: lines that only name nvcc, Paddle or a driver version are not them.
+#[test]
+fn the_toolkit_and_driver_check_signatures_leave_their_decoys_alone() {
+    let m = Matrix::embedded().unwrap();
+    let ours = [
+        "nvcc-not-found",
+        "paddle-oom",
+        "matlab-cuda-driver-too-old",
+        "matlab-cuda-driver-missing",
+        "julia-cuda-driver-too-old",
+    ];
+    for line in [
+        "nvcc: NVIDIA (R) Cuda compiler driver",
+        "-- The CUDA compiler identification is NVIDIA 12.4.131",
+        "Found nvcc at /usr/local/cuda/bin/nvcc; the toolkit was found, version 12.4",
+        "PaddlePaddle 2.6.1 is installed on GPU 0; run paddle.utils.run_check()",
+        "The CUDA driver was loaded: version 12.4 supports CUDA 12.4",
+        "CUDA driver 12.4.0 is compatible with the CUDA toolkit 12.3.2",
+    ] {
+        let hit: Vec<String> = explain_text(line, &m)
+            .iter()
+            .filter(|x| ours.iter().any(|o| x.code == *o))
+            .map(|x| x.code.to_string())
+            .collect();
+        assert!(hit.is_empty(), "{line:?} read as {hit:?}");
+    }
+    for (line, code) in [
+        ("/bin/sh: 1: nvcc: not found", "nvcc-not-found"),
+        ("bash: nvcc: command not found", "nvcc-not-found"),
+        (
+            "'nvcc' is not recognized as an internal or external command,",
+            "nvcc-not-found",
+        ),
+        (
+            "Out of memory error on GPU 1. Cannot allocate 2.000000GB memory on GPU 1",
+            "paddle-oom",
+        ),
+    ] {
+        let found = explain_text(line, &m);
+        let codes: Vec<String> = found.iter().map(|x| x.code.to_string()).collect();
+        assert!(
+            found.iter().any(|x| x.code == code),
+            "{line:?} read as {codes:?}"
+        );
+    }
+}
