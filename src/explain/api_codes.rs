@@ -41,6 +41,11 @@ const NUMBER_FORMS: &[(&str, &str)] = &[
         r"\bnv_?enc\w*\b[^\n]{0,120}?\breturned error\W{0,3}(\d{1,2})\b",
     ),
     ("nvenc-api", r"\berror on nv_?enc\w*\W{0,4}(\d{1,2})\b"),
+    // FFmpeg's nvenc.c (nvenc_print_error: "%s: %s (%d)") after its "[h264_nvenc @ 0x...]".
+    (
+        "nvenc-api",
+        r"nvenc\b[^\n]{0,100}?\bfailed!?: [a-z][a-z ,]{2,60} \((\d{1,2})\)",
+    ),
 ];
 
 fn number_forms() -> &'static [(&'static str, Option<Regex>)] {
@@ -66,20 +71,62 @@ pub fn in_line(line: &str) -> Option<Vec<Match>> {
     // Each name is word-bounded (its family's regex): VK_ERROR_OUT_OF_POOL_MEMORY is not read in
     // VK_ERROR_OUT_OF_POOL_MEMORY_KHR, which is a code (an alias) of its own.
     for f in code_families().filter(|f| f.matches_pieces(&n)) {
-        if let Some(m) = reading(f, None) {
+        for m in reading(f, None)
+            .into_iter()
+            .flat_map(|m| with_alternates(m, f))
+        {
             if !out.iter().any(|o| o.key == m.key) {
                 out.push(m);
             }
         }
     }
     if out.is_empty() {
-        out.extend(by_number(&n));
+        if let Some((f, shown)) = by_number(&n) {
+            out.extend(
+                reading(f, Some(&shown))
+                    .into_iter()
+                    .flat_map(|m| with_alternates(m, f)),
+            );
+        }
     }
     (!out.is_empty()).then_some(out)
 }
 
-/// The code a number printed with its API's context is.
-fn by_number(n: &str) -> Option<Match> {
+/// A reading and, when its signature is ambiguous, the signature's less common causes after it
+/// (as `explain` gives them for a signature that matched the line itself, with the same keys).
+fn with_alternates(m: Match, f: &Family) -> Vec<Match> {
+    let Some(sig) = signature_of(f).filter(|s| s.ambiguous) else {
+        return vec![m];
+    };
+    let mut out = vec![m];
+    if let Some(first) = out.first_mut() {
+        first.confidence = "medium";
+    }
+    for alt in &sig.also {
+        let mut x = Match::new(
+            "signature",
+            json!(sig.id),
+            format!("{} (less often: {})", sig.name, alt.as_str()),
+            *alt,
+            format!(
+                "{} can also come from {}; to tell them apart: {}",
+                sig.name,
+                alt.as_str(),
+                sig.tell_apart.join("; ")
+            ),
+        )
+        .severity(sig.severity)
+        .key(format!("alt:{}:{}", sig.id, alt.as_str()));
+        x.fix = sig.fix.clone();
+        x.rank = sig.rank.saturating_sub(30);
+        x.confidence = "low";
+        out.push(x);
+    }
+    out
+}
+
+/// The code a number printed with its API's context is, and the number as printed.
+fn by_number(n: &str) -> Option<(&'static Family, String)> {
     for (emitter, re) in number_forms() {
         let Some(re) = re else { continue };
         for c in re.captures_iter(n) {
@@ -96,7 +143,7 @@ fn by_number(n: &str) -> Option<Match> {
                 _ => shown.parse::<i64>().ok(),
             };
             if let Some(f) = value.and_then(|v| by_value(emitter, v)) {
-                return reading(f, Some(shown));
+                return Some((f, shown.to_string()));
             }
         }
     }
@@ -119,6 +166,15 @@ pub fn hresult(u: u32, shown: &str) -> Option<Match> {
     by_value("dxgi", i64::from(u)).and_then(|f| reading(f, Some(shown)))
 }
 
+/// The signature a code's family names, in the built-in catalog.
+fn signature_of(f: &Family) -> Option<&'static super::catalog::Signature> {
+    let id = f.signature.as_deref()?;
+    super::embedded_catalog()?
+        .signatures
+        .iter()
+        .find(|s| s.id == id)
+}
+
 fn api_name(emitter: &str) -> &'static str {
     match emitter {
         "vulkan" => "Vulkan",
@@ -135,12 +191,7 @@ fn reading(f: &Family, shown: Option<&str>) -> Option<Match> {
     let category = Category::ALL
         .into_iter()
         .find(|c| c.as_str() == f.category)?;
-    let sig = f.signature.as_deref().and_then(|id| {
-        super::embedded_catalog()?
-            .signatures
-            .iter()
-            .find(|s| s.id == id)
-    });
+    let sig = signature_of(f);
     let mut meaning = format!(
         "{} {} {} = {}",
         api_name(&f.emitter),

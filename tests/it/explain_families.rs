@@ -868,6 +868,13 @@ fn the_graphics_api_codes_come_back_with_their_cause() {
         ("https://github.com/MMmmmoko/CatTuber_Cats/issues/1", "CatGraphic Exception\nError Code : 0x887A0005", "DXGI_ERROR_DEVICE_REMOVED", "driver_fault"),
         ("https://github.com/FakeFishGames/Barotrauma/issues/10540", "Crashing with the error DXGI_ERROR_DEVICE_REMOVED (0x887A0005, 0x887A0020)", "DXGI_ERROR_DEVICE_REMOVED", "driver_fault"),
         ("https://github.com/microsoft/DirectX-Graphics-Samples/issues/253", "D3D12CreateDevice return 0x887a0004, but D3D11CreateDevice will create device OK.", "DXGI_ERROR_UNSUPPORTED", "arch_unsupported"),
+        // NVENCSTATUS (nvEncodeAPI.h), by name and as NVIDIA's samples, NVEnc and FFmpeg print it.
+        ("https://github.com/NVIDIA/open-gpu-kernel-modules/issues/415", "NvEncoder : m_nvenc.nvEncOpenEncodeSessionEx(&encodeSessionExParams, &hEncoder) returned error 10", "NV_ENC_ERR_OUT_OF_MEMORY", "gpu_memory_exhausted"),
+        ("https://github.com/NVIDIA/NvPipe/issues/62", "Failed to create encoder (NvEncoder::NvEncoder : m_nvenc.nvEncOpenEncodeSessionEx(&encodeSessionExParams, &hEncoder) returned error 10 at g:\\main repo\\nvpipe\\nvpipe-master\\src\\nvcodec\\nvencoder\\nvencoder.cpp:54", "NV_ENC_ERR_OUT_OF_MEMORY", "gpu_memory_exhausted"),
+        ("https://github.com/rigaya/NVEnc/issues/753", "nvenc : Error on nvEncInitializeEncoder: 8 (DPB size should be greater than or equal to 3 for B as reference.)\nFailed to create encoder", "NV_ENC_ERR_INVALID_PARAM", "configuration"),
+        ("https://github.com/HandBrake/HandBrake/issues/1998", "[h264_nvenc @ 00000198ad95a9c0] OpenEncodeSessionEx failed: unsupported device (2)\n[h264_nvenc @ 00000198ad95a9c0] No NVENC capable devices found", "NV_ENC_ERR_UNSUPPORTED_DEVICE", "arch_unsupported"),
+        ("https://github.com/hecomi/uNvEncoder/issues/2", "s_nvenc.nvEncEncodePicture call failed: NV_ENC_ERR_INVALID_PARAM.", "NV_ENC_ERR_INVALID_PARAM", "configuration"),
+        ("https://github.com/LizardByte/Sunshine/issues/4469", "[2025-12-09 01:05:40.612]: Error: NvEnc: NvEncInitializeEncoder() failed: NV_ENC_ERR_INVALID_PARAM\n[2025-12-09 01:05:40.612]: Error: NvEnc: NvEncUnregisterAsyncEvent() failed: NV_ENC_ERR_DEVICE_NOT_EXIST", "NV_ENC_ERR_INVALID_PARAM", "configuration"),
         ("https://github.com/SuRGeoNix/Flyleaf/issues/387", "SharpGen.Runtime.SharpGenException: HRESULT: [0x887A0001], Module: [Vortice.DXGI], ApiCode: [DXGI_ERROR_INVALID_CALL/InvalidCall], Message: [The application made a call that is invalid.", "DXGI_ERROR_INVALID_CALL", "application_error"),
     ];
     let mut bad = Vec::new();
@@ -890,6 +897,7 @@ fn the_graphics_api_codes_come_back_with_their_cause() {
         ("DXGI_ERROR_DEVICE_HUNG", "DXGI_ERROR_DEVICE_HUNG"),
         ("0x887A0006", "DXGI_ERROR_DEVICE_HUNG"),
         ("VkResult -4", "VK_ERROR_DEVICE_LOST"),
+        ("NV_ENC_ERR_INVALID_VERSION", "NV_ENC_ERR_INVALID_VERSION"),
     ] {
         let v = explain_text(code, &m);
         assert!(
@@ -915,6 +923,9 @@ fn the_graphics_api_codes_leave_ordinary_text_alone() {
         "checksum 887a0005 ok",
         "dxgi.dll loaded at 0x887a00ff",
         "vkCreateInstance succeeded, VkResult 0",
+        "nvenc : Opened Encode Session (API ver 12.1)",
+        "nvenc : m_pEncodeAPI->nvEncGetEncodeGUIDCount: 3.",
+        "[h264_nvenc @ 0x55d] Using 2 B-frames (4 references)",
     ] {
         let v = explain_text(t, &m);
         assert!(
