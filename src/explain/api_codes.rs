@@ -203,7 +203,7 @@ fn reading(f: &Family, shown: Option<&str>) -> Option<Match> {
         meaning.push_str(&format!(" (another name of {a})"));
     }
     if let Some(t) = &code.text {
-        meaning.push_str(&format!(": \"{t}\""));
+        meaning.push_str(&format!(": \"{}\"", t.trim_end_matches('.')));
     }
     if let Some(s) = sig {
         meaning.push_str(". ");
@@ -212,7 +212,7 @@ fn reading(f: &Family, shown: Option<&str>) -> Option<Match> {
     let mut m = Match::new(
         "library_status",
         json!(shown.unwrap_or(&code.value)),
-        format!("{} ({} {})", code.name, code.enum_type, code.value),
+        format!("{} ({})", code.name, code.enum_type),
         category,
         meaning,
     )
