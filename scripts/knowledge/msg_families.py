@@ -396,7 +396,10 @@ def mine_code_table(t, inp):
         mm = entry.search(ln)
         if mm:
             name = mm.group(1)
-            if mm.lastindex and mm.lastindex >= 2:
+            if mm.lastindex and mm.lastindex >= 2 and t.get("value_base"):
+                # MAKE_D3DHRESULT(code): the facility's base plus the code, as an HRESULT.
+                value = "0x%08X" % (int(t["value_base"], 16) + int(mm.group(2)))
+            elif mm.lastindex and mm.lastindex >= 2:
                 value = mm.group(2)
             else:
                 value = str(n)
@@ -438,7 +441,7 @@ def code_table_families(m):
     for t in m.get("code_tables", []):
         path = os.path.join(MINED, f"msg-{t['emitter']}.json")
         with open(path, encoding="utf-8") as f:
-            mined = [x for x in json.load(f)["families"] if x.get("code")]
+            mined = [x for x in json.load(f)["families"] if x.get("code") and x["file"] == t["file"]]
         named = t.get("codes") or {}
         for x in mined:
             name = x["code"]["name"]

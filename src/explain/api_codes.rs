@@ -19,7 +19,7 @@ use crate::vocab::Category;
 /// How each API prints its numbers, on a normalised line (lowercased): the emitter of the
 /// families whose codes the first capture is, and the form. Vulkan's errors are negative
 /// (VK_SUCCESS and the positive codes are successful completions); an HRESULT of Direct3D's or
-/// DXGI's facilities (0x879, 0x87A, 0x87B, 0x87C, 0x87E) is theirs in any context when it is
+/// DXGI's facilities (0x876, 0x879, 0x87A, 0x87B, 0x87C, 0x87E) is theirs in any context when it is
 /// written as hexadecimal with `0x`, after "hresult"/"hr"/"dxgi"/"d3d" without it, and as the
 /// signed decimal .NET prints; NVENC's numbers follow an NVENC call's name, as NVIDIA's samples
 /// (NvEncoder's NVENC_API_CALL: "<call> returned error <n>") and NVEnc ("Error on <call>: <n>")
@@ -30,10 +30,10 @@ const NUMBER_FORMS: &[(&str, &str)] = &[
         "vulkan",
         r"\b(?:vulkan|vk[a-z0-9]{4,})\b[^\n]{0,80}?\b(?:error|result|code|failed|returned|status)\b\W{0,6}(-\d{1,10})\b",
     ),
-    ("dxgi", r"\b0x(887[9a-e][0-9a-f]{4})\b"),
+    ("dxgi", r"\b0x(887[69a-e][0-9a-f]{4})\b"),
     (
         "dxgi",
-        r"\b(?:hresult|hr|dxgi\w*|d3d\w*|reason)\b\W{0,16}(887[9a-e][0-9a-f]{4})\b",
+        r"\b(?:hresult|hr|dxgi\w*|d3d\w*|reason)\b\W{0,16}(887[69a-e][0-9a-f]{4})\b",
     ),
     ("dxgi", r"(?:^|[^\w-])(-2005[0-9]{6})\b"),
     (

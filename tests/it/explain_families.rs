@@ -868,6 +868,9 @@ fn the_graphics_api_codes_come_back_with_their_cause() {
         ("https://github.com/MMmmmoko/CatTuber_Cats/issues/1", "CatGraphic Exception\nError Code : 0x887A0005", "DXGI_ERROR_DEVICE_REMOVED", "driver_fault"),
         ("https://github.com/FakeFishGames/Barotrauma/issues/10540", "Crashing with the error DXGI_ERROR_DEVICE_REMOVED (0x887A0005, 0x887A0020)", "DXGI_ERROR_DEVICE_REMOVED", "driver_fault"),
         ("https://github.com/microsoft/DirectX-Graphics-Samples/issues/253", "D3D12CreateDevice return 0x887a0004, but D3D11CreateDevice will create device OK.", "DXGI_ERROR_UNSUPPORTED", "arch_unsupported"),
+        // Direct3D 9's D3DERR_* (d3d9.h, MAKE_D3DHRESULT), by name and as the HRESULT SharpDX prints.
+        ("https://github.com/FakeFishGames/Barotrauma/issues/10438", "Exception: HRESULT: [0x8876017C], Module: [Unknown], ApiCode: [Unknown/Unknown], Message: Unknown (SharpDX.SharpDXException)", "D3DERR_OUTOFVIDEOMEMORY", "gpu_memory_exhausted"),
+        ("https://github.com/Facepunch/garrysmod-issues/issues/2701", "217(777.967951):  ShaderAPIDX8::CreateD3DTexture: D3DERR_OUTOFVIDEOMEMORY", "D3DERR_OUTOFVIDEOMEMORY", "gpu_memory_exhausted"),
         // NVENCSTATUS (nvEncodeAPI.h), by name and as NVIDIA's samples, NVEnc and FFmpeg print it.
         ("https://github.com/NVIDIA/open-gpu-kernel-modules/issues/415", "NvEncoder : m_nvenc.nvEncOpenEncodeSessionEx(&encodeSessionExParams, &hEncoder) returned error 10", "NV_ENC_ERR_OUT_OF_MEMORY", "gpu_memory_exhausted"),
         ("https://github.com/NVIDIA/NvPipe/issues/62", "Failed to create encoder (NvEncoder::NvEncoder : m_nvenc.nvEncOpenEncodeSessionEx(&encodeSessionExParams, &hEncoder) returned error 10 at g:\\main repo\\nvpipe\\nvpipe-master\\src\\nvcodec\\nvencoder\\nvencoder.cpp:54", "NV_ENC_ERR_OUT_OF_MEMORY", "gpu_memory_exhausted"),
@@ -896,6 +899,7 @@ fn the_graphics_api_codes_come_back_with_their_cause() {
         ("VK_ERROR_DEVICE_LOST", "VK_ERROR_DEVICE_LOST"),
         ("DXGI_ERROR_DEVICE_HUNG", "DXGI_ERROR_DEVICE_HUNG"),
         ("0x887A0006", "DXGI_ERROR_DEVICE_HUNG"),
+        ("0x88760868", "D3DERR_DEVICELOST"),
         ("VkResult -4", "VK_ERROR_DEVICE_LOST"),
         ("NV_ENC_ERR_INVALID_VERSION", "NV_ENC_ERR_INVALID_VERSION"),
     ] {
