@@ -431,6 +431,44 @@ def mine_code_table(t, inp):
                         "line": k + 1, "at": at, "level": "error", "mined": True, "code": code})
     if not out:
         raise SystemExit(f"code table {t['emitter']}: no code matched {t['entry']!r}")
+    if t.get("spelled"):
+        got = _spelled(t, inp, out)
+        if got is None:
+            return None
+        out.extend(got)
+    return out
+
+
+def _spelled(t, inp, codes):
+    """Another spelling of the codes that a wrapper of the API prints (Vulkan-Hpp's to_string of
+    vk::Result: "ErrorDeviceLost" for VK_ERROR_DEVICE_LOST), each an alias of its code: the
+    CamelCase name in `spelled.file`, its code the prefix and the name in capitals with
+    underscores between its words."""
+    d = t["spelled"]
+    text = read_input(inp, d["file"])
+    if text is None:
+        return None
+    lines = text.split("\n")
+    a, b = _block(lines, d["start"], d["end"], f"{d['file']} of {t['input']}")
+    by_name = {x["code"]["name"]: x for x in codes if not x["code"].get("alias_of")}
+    out = []
+    for k in range(a, b + 1):
+        mm = re.search(d["entry"], lines[k])
+        if not mm:
+            continue
+        camel = mm.group(1)
+        target = by_name.get(d["prefix"] + re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", camel).upper())
+        if target is None:
+            continue
+        code = {"enum": d["enum"], "name": camel, "value": target["code"]["value"],
+                "alias_of": target["code"]["name"]}
+        if target["code"].get("text"):
+            code["text"], code["text_source"] = target["code"]["text"], target["code"]["text_source"]
+        out.append({"id": d["id_prefix"] + re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "-", camel).lower(),
+                    "format": lines[k].strip(), "file": d["file"], "line": k + 1,
+                    "at": target["at"], "level": "error", "mined": True, "code": code})
+    if not out:
+        raise SystemExit(f"code table {t['emitter']}: no spelling matched {d['entry']!r}")
     return out
 
 
@@ -441,14 +479,22 @@ def code_table_families(m):
     for t in m.get("code_tables", []):
         path = os.path.join(MINED, f"msg-{t['emitter']}.json")
         with open(path, encoding="utf-8") as f:
-            mined = [x for x in json.load(f)["families"] if x.get("code") and x["file"] == t["file"]]
+            files = (t["file"], t.get("spelled", {}).get("file"))
+            mined = [x for x in json.load(f)["families"] if x.get("code") and x["file"] in files]
         named = t.get("codes") or {}
         for x in mined:
             name = x["code"]["name"]
             told = named.get(name) or named.get(x["code"].get("alias_of", "")) or t["default"]
-            out.append({"id": x["id"], "emitter": t["emitter"], "input": t["input"], "file": t["file"],
+            pieces = [name]
+            if x["file"] != t["file"] and "nNot" in name:
+                # A CamelCase spelling is one long word, whose literal in the log scanner's
+                # prefilter would be "nnot" of ExtensionNotPresent, OperationNotSupported (every
+                # "running" and "channel" of a log a candidate): its anchor is its part before
+                # "Not" ("ErrorExtension", then "not"); the regex holds the whole word.
+                pieces = [name[: name.index("nNot") + 1], "not"]
+            out.append({"id": x["id"], "emitter": t["emitter"], "input": t["input"], "file": x["file"],
                         "category": told["category"], "signature": told["signature"],
-                        "pieces": [name], "strict_name": name, "code": x["code"]})
+                        "pieces": pieces, "strict_name": name, "code": x["code"]})
         unknown = set(named) - {x["code"]["name"] for x in mined}
         if unknown:
             raise SystemExit(f"build: code table {t['emitter']}: {sorted(unknown)} are not codes of {t['file']}")
@@ -915,6 +961,8 @@ def extract(check, fetch):
                       if t["input"] == name and t["file"] == path]
             blocks += [(t["describe"]["start"], t["describe"]["end"]) for t in m.get("code_tables", [])
                        if t["input"] == name and t.get("describe", {}).get("file") == path]
+            blocks += [(t["spelled"]["start"], t["spelled"]["end"]) for t in m.get("code_tables", [])
+                       if t["input"] == name and t.get("spelled", {}).get("file") == path]
             if blocks:
                 with open(local, encoding="utf-8", errors="replace") as f:
                     blines = f.read().split("\n")
