@@ -15,6 +15,9 @@
                    in .knowledge-inputs/msg/ are fetched with --fetch, else kept as committed.
   build [--check]  mined JSON + the mapping -> knowledge/messages/<emitter>.yaml: family id,
                    emitter, versions, source, literal pieces with typed holes, category, signature.
+  The mapping's `code_tables:` are status-code enums read whole from their headers (Vulkan's
+  VkResult, the DXGI/Direct3D HRESULTs, NVENCSTATUS): `mine` writes one family per code with its
+  name, value and description, `build` gives it its name as a word-bounded regex.
 
 With --check nothing is written: the exit status is 1 when a committed file differs.
 Inputs: git mirrors under $GPUDOCTOR_MIRRORS (default /work/.mirror/<owner>+<name>/repo); wheels

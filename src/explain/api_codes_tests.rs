@@ -91,3 +91,44 @@ fn a_dxgi_hresult_alone_is_not_an_ntstatus() {
     let v = crate::explain::codes::parse("0xC0000409", &m).expect("ntstatus");
     assert_eq!(v[0].kind, "ntstatus");
 }
+
+/// The catalog's number signatures (vulkan-result-number, dxgi-hresult-number,
+/// nvenc-status-number) narrow their lines with a regex for speed; it must find exactly the lines
+/// whose number `NUMBER_FORMS` reads, or a reading would be lost (or a line read for nothing).
+#[test]
+fn the_number_signatures_agree_with_the_number_forms() {
+    let cat = crate::explain::embedded_catalog().expect("catalog");
+    let number_sigs = [
+        "vulkan-result-number",
+        "dxgi-hresult-number",
+        "nvenc-status-number",
+    ];
+    for line in [
+        "VkResult -4",
+        "vkCreateInstance failed -9",
+        "[gamescope] [Error] vulkan: vkCreateDevice failed (VkResult: -7)",
+        "Result failed, VkResult=-3 at VulkanSwapChain.cpp:493",
+        "Error Code : 0x887A0005",
+        "Present failed, hresult 887a0006",
+        "COMException (-2005270523)",
+        "D3D9 Present: 0x88760868",
+        "NvEncoder : m_nvenc.nvEncOpenEncodeSessionEx(&p, &h) returned error 10",
+        "nvenc : Error on nvEncInitializeEncoder: 8 (DPB size)",
+        "[h264_nvenc @ 0x46d8300] OpenEncodeSessionEx failed: out of memory (10): (no details)",
+        "vulkan 1.3 loaded, error count 0",
+        "memory at 0x7ff6887a0005",
+        "nvenc : Opened Encode Session (API ver 12.1)",
+    ] {
+        let n = crate::explain::catalog::normalise(line);
+        let read = by_number(&n).is_some();
+        let fired = cat.matches(line).iter().any(|&i| {
+            cat.signatures
+                .get(i)
+                .is_some_and(|s| number_sigs.contains(&s.id.as_str()))
+        });
+        assert_eq!(
+            read, fired,
+            "{line:?}: read {read}, a number signature fired {fired}"
+        );
+    }
+}
