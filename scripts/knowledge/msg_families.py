@@ -15,6 +15,9 @@
                    in .knowledge-inputs/msg/ are fetched with --fetch, else kept as committed.
   build [--check]  mined JSON + the mapping -> knowledge/messages/<emitter>.yaml: family id,
                    emitter, versions, source, literal pieces with typed holes, category, signature.
+  The mapping's `code_tables:` are status-code enums read whole from their headers (Vulkan's
+  VkResult, the DXGI/Direct3D HRESULTs, NVENCSTATUS): `mine` writes one family per code with its
+  name, value and description, `build` gives it its name as a word-bounded regex.
 
 With --check nothing is written: the exit status is 1 when a committed file differs.
 Inputs: git mirrors under $GPUDOCTOR_MIRRORS (default /work/.mirror/<owner>+<name>/repo); wheels
@@ -279,6 +282,16 @@ def mine(check):
         if by_emitter.get(fam["emitter"]) is None:
             by_emitter[fam["emitter"]] = []
         by_emitter[fam["emitter"]].append(got)
+    # Status-code tables (`code_tables:`): every code of an API's enum, one family each.
+    for t in m.get("code_tables", []):
+        got = mine_code_table(t, m["inputs"][t["input"]])
+        if got is None:
+            skipped.add(t["input"])
+            by_emitter.setdefault(t["emitter"], None)
+            continue
+        if by_emitter.get(t["emitter"]) is None:
+            by_emitter[t["emitter"]] = []
+        by_emitter[t["emitter"]].extend(got)
     bad = 0
     for em, fams in sorted(by_emitter.items()):
         path = os.path.join(MINED, f"msg-{em}.json")
@@ -287,7 +300,8 @@ def mine(check):
         if any(f["id"] in {x["id"] for x in m["families"] if x["input"] in skipped} for f in fams):
             pass
         # An emitter with an input absent here keeps its committed file.
-        absent = [x for x in m["families"] if x["emitter"] == em and x["input"] in skipped]
+        absent = [x for x in m["families"] + m.get("code_tables", [])
+                  if x["emitter"] == em and x["input"] in skipped]
         if absent:
             print(f"mine: {em}: input(s) {sorted({x['input'] for x in absent})} not here; kept as committed")
             continue
@@ -303,6 +317,191 @@ def mine(check):
     for s in sorted(skipped):
         print(f"mine: input {s} not present here: skipped")
     return bad
+
+
+# --- Status-code tables (`code_tables:` in the mapping) ------------------------------------------
+# An API's status codes as its header defines them (Vulkan's VkResult in vulkan_core.h, the
+# DXGI/Direct3D HRESULTs of winerror.h, NVENCSTATUS in nvEncodeAPI.h): every code of the enum
+# block between `start` and `end` whose line matches `entry` (groups: name, value; without a value
+# group the codes are numbered from `first` in order, as a C enum without initialisers is), the
+# `alias` lines (name = another code of the table) as codes of their own with the target's value,
+# and the description the header (`comments: true`, a /** */ block before the code) or a
+# registry file (`describe`) gives. Each code is one family: its name, word-bounded, is the
+# pattern; its number is read by explain with its API's context (src/explain/api_codes.rs).
+
+
+def _block(lines, start, end, what):
+    i = next((k for k, ln in enumerate(lines) if start in ln), None)
+    if i is None:
+        raise SystemExit(f"code table: {start!r} not found in {what}")
+    j = next((k for k in range(i, len(lines)) if end in lines[k]), None)
+    if j is None:
+        raise SystemExit(f"code table: {end!r} not found after {start!r} in {what}")
+    return i, j
+
+
+def _comment_before(lines, k):
+    """The text of the /** ... */ block that ends just above line k (blank lines between)."""
+    j = k - 1
+    while j >= 0 and not lines[j].strip():
+        j -= 1
+    if j < 0 or not lines[j].strip().endswith("*/"):
+        return ""
+    body = []
+    while j >= 0:
+        body.append(lines[j])
+        if "/*" in lines[j]:
+            break
+        j -= 1
+    text = " ".join(x.strip().strip("/").strip("*").strip() for x in reversed(body))
+    return " ".join(text.split())
+
+
+def _registry_text(raw):
+    t = raw.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&").replace("&quot;", '"')
+    # An AsciiDoc cross-reference of the specification ("See <<devsandqueues-lost-device>>").
+    t = re.sub(r"\s*See <<[^>]*>>\.?", "", t)
+    return t.strip()
+
+
+def code_table_id(t, name):
+    short = name[len(t["strip"]):] if name.startswith(t.get("strip", "")) else name
+    return t["id_prefix"] + short.lower().replace("_", "-")
+
+
+def mine_code_table(t, inp):
+    """The codes of one table as mined families, or None when its input is absent here."""
+    text = read_input(inp, t["file"])
+    if text is None:
+        return None
+    lines = text.split("\n")
+    i, j = _block(lines, t["start"], t["end"], f"{t['file']} of {t['input']}")
+    texts = {}
+    if t.get("describe"):
+        d = t["describe"]
+        dt = read_input(inp, d["file"])
+        if dt is None:
+            return None
+        dl = dt.split("\n")
+        a, b = _block(dl, d["start"], d["end"], f"{d['file']} of {t['input']}")
+        for k in range(a, b + 1):
+            mm = re.search(d["entry"], dl[k])
+            if mm:
+                texts[mm.group(1)] = (_registry_text(mm.group(2)), f"{d['file']}:{k + 1}")
+    entry = re.compile(t["entry"])
+    alias = re.compile(t["alias"]) if t.get("alias") else None
+    out = []
+    values = {}
+    n = t.get("first", 0)
+    at = inp.get("commit") or inp.get("version")
+    for k in range(i, j + 1):
+        ln = lines[k]
+        mm = entry.search(ln)
+        if mm:
+            name = mm.group(1)
+            if mm.lastindex and mm.lastindex >= 2 and t.get("value_base"):
+                # MAKE_D3DHRESULT(code): the facility's base plus the code, as an HRESULT.
+                value = "0x%08X" % (int(t["value_base"], 16) + int(mm.group(2)))
+            elif mm.lastindex and mm.lastindex >= 2:
+                value = mm.group(2)
+            else:
+                value = str(n)
+                n += 1
+            values[name] = value
+            if not re.match(t.get("only", ""), name):
+                continue
+            code = {"enum": t["enum"], "name": name, "value": value}
+            if t.get("comments"):
+                c = _comment_before(lines, k)
+                if c:
+                    code["text"] = c
+                    code["text_source"] = f"{t['file']}:{k + 1}"
+            elif name in texts:
+                code["text"], code["text_source"] = texts[name]
+            out.append({"id": code_table_id(t, name), "format": ln.strip(), "file": t["file"],
+                        "line": k + 1, "at": at, "level": "error", "mined": True, "code": code})
+            continue
+        ma = alias.search(ln) if alias else None
+        if ma and ma.group(2) in values and re.match(t.get("only", ""), ma.group(1)):
+            target = next((x for x in out if x["code"]["name"] == ma.group(2)), None)
+            if target is None:
+                continue
+            code = {"enum": t["enum"], "name": ma.group(1), "value": values[ma.group(2)],
+                    "alias_of": ma.group(2)}
+            if target["code"].get("text"):
+                code["text"], code["text_source"] = target["code"]["text"], target["code"]["text_source"]
+            out.append({"id": code_table_id(t, ma.group(1)), "format": ln.strip(), "file": t["file"],
+                        "line": k + 1, "at": at, "level": "error", "mined": True, "code": code})
+    if not out:
+        raise SystemExit(f"code table {t['emitter']}: no code matched {t['entry']!r}")
+    if t.get("spelled"):
+        got = _spelled(t, inp, out)
+        if got is None:
+            return None
+        out.extend(got)
+    return out
+
+
+def _spelled(t, inp, codes):
+    """Another spelling of the codes that a wrapper of the API prints (Vulkan-Hpp's to_string of
+    vk::Result: "ErrorDeviceLost" for VK_ERROR_DEVICE_LOST), each an alias of its code: the
+    CamelCase name in `spelled.file`, its code the prefix and the name in capitals with
+    underscores between its words."""
+    d = t["spelled"]
+    text = read_input(inp, d["file"])
+    if text is None:
+        return None
+    lines = text.split("\n")
+    a, b = _block(lines, d["start"], d["end"], f"{d['file']} of {t['input']}")
+    by_name = {x["code"]["name"]: x for x in codes if not x["code"].get("alias_of")}
+    out = []
+    for k in range(a, b + 1):
+        mm = re.search(d["entry"], lines[k])
+        if not mm:
+            continue
+        camel = mm.group(1)
+        target = by_name.get(d["prefix"] + re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", camel).upper())
+        if target is None:
+            continue
+        code = {"enum": d["enum"], "name": camel, "value": target["code"]["value"],
+                "alias_of": target["code"]["name"]}
+        if target["code"].get("text"):
+            code["text"], code["text_source"] = target["code"]["text"], target["code"]["text_source"]
+        out.append({"id": d["id_prefix"] + re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "-", camel).lower(),
+                    "format": lines[k].strip(), "file": d["file"], "line": k + 1,
+                    "at": target["at"], "level": "error", "mined": True, "code": code})
+    if not out:
+        raise SystemExit(f"code table {t['emitter']}: no spelling matched {d['entry']!r}")
+    return out
+
+
+def code_table_families(m):
+    """The code tables' families as `build` reads the mapping's: id, emitter, input, file,
+    category and signature (the table's `codes:` entry, else its `default`)."""
+    out = []
+    for t in m.get("code_tables", []):
+        path = os.path.join(MINED, f"msg-{t['emitter']}.json")
+        with open(path, encoding="utf-8") as f:
+            files = (t["file"], t.get("spelled", {}).get("file"))
+            mined = [x for x in json.load(f)["families"] if x.get("code") and x["file"] in files]
+        named = t.get("codes") or {}
+        for x in mined:
+            name = x["code"]["name"]
+            told = named.get(name) or named.get(x["code"].get("alias_of", "")) or t["default"]
+            pieces = [name]
+            if x["file"] != t["file"] and "nNot" in name:
+                # A CamelCase spelling is one long word, whose literal in the log scanner's
+                # prefilter would be "nnot" of ExtensionNotPresent, OperationNotSupported (every
+                # "running" and "channel" of a log a candidate): its anchor is its part before
+                # "Not" ("ErrorExtension", then "not"); the regex holds the whole word.
+                pieces = [name[: name.index("nNot") + 1], "not"]
+            out.append({"id": x["id"], "emitter": t["emitter"], "input": t["input"], "file": x["file"],
+                        "category": told["category"], "signature": told["signature"],
+                        "pieces": pieces, "strict_name": name, "code": x["code"]})
+        unknown = set(named) - {x["code"]["name"] for x in mined}
+        if unknown:
+            raise SystemExit(f"build: code table {t['emitter']}: {sorted(unknown)} are not codes of {t['file']}")
+    return out
 
 
 def normalise(s):
@@ -409,6 +608,7 @@ def build(check):
             words = [w for w in re.split(r"[^\w]+", normalise(x["format"])) if w]
             fams.append(dict(fam, id=x["id"], file=x["file"], keys=words, keys_only=True,
                              po_msgid=None))
+    fams.extend(code_table_families(m))
     for fam in fams:
         path = os.path.join(MINED, f"msg-{fam['emitter']}.json")
         with open(path, encoding="utf-8") as f:
@@ -434,6 +634,10 @@ def build(check):
         for k, v in sorted((fam.get("values") or {}).items(), reverse=True):
             fmt = fill_hole(fmt, int(k), v)
         rx = regex_of(fmt) if (fam.get("strict") or got.get("shape")) else None
+        if fam.get("strict_name"):
+            # A code's name, as a whole word (DXGI_ERROR_NOT_CURRENT is not in
+            # DXGI_ERROR_NOT_CURRENTLY_AVAILABLE).
+            rx = r"\b" + re.escape(normalise(fam["strict_name"])) + r"\b"
         pieces, _ = pieces_of(fmt, fam.get("take"))
         if fam.get("keys_only"):
             if not fam.get("keys"):
@@ -483,6 +687,8 @@ def build(check):
             entry["signature"] = fam["signature"]
         if fam.get("fix"):
             entry["fix"] = fam["fix"]
+        if fam.get("code"):
+            entry["code"] = fam["code"]
         emitters.setdefault(fam["emitter"], []).append(entry)
     bad = 0
     for em, entries in sorted(emitters.items()):
@@ -752,6 +958,21 @@ def extract(check, fetch):
                 break
             needles = [x["needle"] for x in fams if x["file"] == path]
             keep = {}
+            # A code table's enum block (and its registry's block), from the line before `start`
+            # to `end`.
+            blocks = [(t["start"], t["end"]) for t in m.get("code_tables", [])
+                      if t["input"] == name and t["file"] == path]
+            blocks += [(t["describe"]["start"], t["describe"]["end"]) for t in m.get("code_tables", [])
+                       if t["input"] == name and t.get("describe", {}).get("file") == path]
+            blocks += [(t["spelled"]["start"], t["spelled"]["end"]) for t in m.get("code_tables", [])
+                       if t["input"] == name and t.get("spelled", {}).get("file") == path]
+            if blocks:
+                with open(local, encoding="utf-8", errors="replace") as f:
+                    blines = f.read().split("\n")
+                for st, en in blocks:
+                    a, b = _block(blines, st, en, path)
+                    for k in range(max(0, a - 1), b + 1):
+                        keep[k + 1] = blines[k]
             if inp.get("strings"):
                 found = _strings_with(local, needles)
                 for nd in needles:

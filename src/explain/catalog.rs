@@ -60,6 +60,7 @@ pub const ENRICHERS: &[&str] = &[
     "nvml_code",
     "library_status",
     "cc_range",
+    "api_code",
 ];
 
 #[derive(Debug, Deserialize)]

@@ -463,6 +463,13 @@ pub fn parse(input: &str, _m: &Matrix) -> Option<Vec<Match>> {
         .or_else(|| first_clean.strip_prefix("0X"))
     {
         let v = u64::from_str_radix(h, 16).ok()?;
+        // A DXGI/Direct3D HRESULT is its header's code, not an NTSTATUS.
+        if let Some(m) = u32::try_from(v)
+            .ok()
+            .and_then(|u| super::api_codes::hresult(u, first_clean))
+        {
+            return Some(vec![m]);
+        }
         if v <= 0xFFFF_FFFF {
             return Some(
                 readings(v as i64)
@@ -481,9 +488,20 @@ pub fn parse(input: &str, _m: &Matrix) -> Option<Vec<Match>> {
         && !first_clean.bytes().all(|b| b.is_ascii_digit())
     {
         let v = u32::from_str_radix(first_clean, 16).ok()?;
+        if let Some(m) = super::api_codes::hresult(v, first_clean) {
+            return Some(vec![m]);
+        }
         return Some(vec![nt_match(v, json!(first_clean), "high")]);
     }
     let n: i64 = first_clean.parse().ok()?;
+    // The signed decimal of a DXGI/Direct3D HRESULT (-2005270523), as .NET prints it.
+    if let Some(m) = i32::try_from(n)
+        .ok()
+        .filter(|v| *v < 0)
+        .and_then(|v| super::api_codes::hresult(u32::from_ne_bytes(v.to_ne_bytes()), first_clean))
+    {
+        return Some(vec![m]);
+    }
     let v = readings(n);
     (!v.is_empty()).then_some(v)
 }

@@ -3,6 +3,7 @@
 //! CUDA/NVML error numbers and names, Xids), messages by their known signatures (with the
 //! numbers in them turned into facts), and `--log` files scanned in one streaming pass.
 
+pub mod api_codes;
 pub(crate) mod bigrams;
 pub mod catalog;
 pub mod codes;

@@ -35,6 +35,9 @@ pub fn enrich(name: &str, line: &str, m: &Matrix, parser: &mut LogParser) -> Opt
         "cuda_text" => one(cuda_text(line)),
         "library_status" => one(library_status(line)),
         "cc_range" => cc_range(line),
+        // A graphics or video API's status code, by name or by its number with the API's
+        // context (src/explain/api_codes.rs).
+        "api_code" => super::api_codes::in_line(line),
         // Not an NVML return code after all: the line only mentions NVML.
         "nvml_code" => Some(
             codes::nvml_in_line(line)

@@ -27,6 +27,7 @@ const EMBEDDED: &[(&str, &str)] = &[
     ("dcgm", knowledge_json!("messages/dcgm")),
     ("deepspeed", knowledge_json!("messages/deepspeed")),
     ("dkms", knowledge_json!("messages/dkms")),
+    ("dxgi", knowledge_json!("messages/dxgi")),
     ("earlyoom", knowledge_json!("messages/earlyoom")),
     ("ffmpeg", knowledge_json!("messages/ffmpeg")),
     ("fish", knowledge_json!("messages/fish")),
@@ -83,6 +84,7 @@ const EMBEDDED: &[(&str, &str)] = &[
     ),
     ("triton", knowledge_json!("messages/triton")),
     ("vllm", knowledge_json!("messages/vllm")),
+    ("vulkan", knowledge_json!("messages/vulkan")),
     ("windows", knowledge_json!("messages/windows")),
     ("xla", knowledge_json!("messages/xla")),
     ("zsh", knowledge_json!("messages/zsh")),
@@ -163,6 +165,44 @@ pub struct Family {
     pub signature: Option<String>,
     #[serde(default)]
     pub fix: Option<String>,
+    /// For a status code of an API's enum (`code_tables:` of the mapping: Vulkan's VkResult,
+    /// DXGI's HRESULTs, NVENCSTATUS): the code as its header defines it.
+    #[serde(default)]
+    pub code: Option<ApiCode>,
+}
+
+/// A status code as its API's header defines it.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ApiCode {
+    /// The enum or type ("VkResult", "HRESULT", "NVENCSTATUS").
+    #[serde(rename = "enum")]
+    pub enum_type: String,
+    pub name: String,
+    /// As the header writes it: "-4", "0x887A0005", "10".
+    pub value: String,
+    /// The code of which this name is an alias (VK_ERROR_OUT_OF_POOL_MEMORY_KHR).
+    #[serde(default)]
+    pub alias_of: Option<String>,
+    /// The description its header (or the registry the header is generated from) gives.
+    #[serde(default)]
+    pub text: Option<String>,
+    #[serde(default)]
+    pub text_source: Option<String>,
+}
+
+impl ApiCode {
+    /// The value as a number (a hexadecimal HRESULT as its unsigned 32 bits).
+    pub fn number(&self) -> Option<i64> {
+        match self
+            .value
+            .strip_prefix("0x")
+            .or_else(|| self.value.strip_prefix("0X"))
+        {
+            Some(h) => i64::from_str_radix(h, 16).ok(),
+            None => self.value.parse().ok(),
+        }
+    }
 }
 
 fn default_max_words() -> usize {

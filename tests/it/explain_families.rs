@@ -892,3 +892,103 @@ fn the_toolkit_and_driver_check_signatures_leave_their_decoys_alone() {
         );
     }
 }
+
+/// The graphics and video APIs' status codes (knowledge/messages/vulkan.yaml, dxgi.yaml: every
+/// code of VkResult and of winerror.h's DXGI/Direct3D HRESULTs), by name and by number with the
+/// API's context, in real texts (each names its thread): the first answer is the code itself
+/// (its name and value), with the category of what it means on a machine with an NVIDIA GPU.
+#[test]
+fn the_graphics_api_codes_come_back_with_their_cause() {
+    let m = Matrix::embedded().unwrap();
+    let cases: &[(&str, &str, &str, &str)] = &[
+        // (thread, text, the code's name, category)
+        ("https://github.com/RPCS3/rpcs3/issues/10926", "Nvidia drivers - Device lost (Driver crashed with unspecified error or stopped responding and recovered) (VK_ERROR_DEVICE_LOST)", "VK_ERROR_DEVICE_LOST", "driver_fault"),
+        ("https://github.com/ValveSoftware/Dota-2-Vulkan/issues/355", "10/06 20:03:39 [RenderSystem] Vulkan swapchain out-of-date, suboptimal, or surface lost - recreating. Result: (VK_ERROR_DEVICE_LOST)", "VK_ERROR_DEVICE_LOST", "driver_fault"),
+        ("https://github.com/eliasdaler/edbr/issues/4", "i'm getting VK_ERROR_OUT_OF_DEVICE_MEMORY from GfxDevice::createImageRaw", "VK_ERROR_OUT_OF_DEVICE_MEMORY", "gpu_memory_exhausted"),
+        ("https://github.com/n00mkrad/flowframes/issues/12", "vkAllocateMemory failed -2", "VK_ERROR_OUT_OF_DEVICE_MEMORY", "gpu_memory_exhausted"),
+        ("https://github.com/nihui/realsr-ncnn-vulkan/issues/48", "vkCreateInstance failed -9\nvkCreateInstance failed -9\ninvalid gpu device", "VK_ERROR_INCOMPATIBLE_DRIVER", "driver_missing"),
+        ("https://github.com/ec-/Quake3e/issues/176", "Sys_Error: Vulkan: instance creation failed with VK_ERROR_INCOMPATIBLE_DRIVER", "VK_ERROR_INCOMPATIBLE_DRIVER", "driver_missing"),
+        ("https://github.com/nihui/waifu2x-ncnn-vulkan/issues/131", "vkCreateInstance failed -3", "VK_ERROR_INITIALIZATION_FAILED", "driver_too_old"),
+        ("https://github.com/ValveSoftware/gamescope/pull/2015", "[gamescope] [Error] vulkan: vkCreateDevice failed (VkResult: -7)", "VK_ERROR_EXTENSION_NOT_PRESENT", "driver_too_old"),
+        ("https://github.com/Frogging-Family/nvidia-all/issues/38", "LowLevelFatalError [File:Unknown] [Line: 794] Result failed, VkResult=-3 at D:/Build/++UE4/Sync/Engine/Source/Runtime/VulkanRHI/Private/VulkanSwapChain.cpp:493 with error VK_ERROR_INITIALIZATION_FAILED Signal 11 caught.", "VK_ERROR_INITIALIZATION_FAILED", "driver_too_old"),
+        ("https://github.com/nokyan/resources/issues/418", "(resources:2): Gdk-WARNING **: 22:29:30.232: vkCreateWaylandSurfaceKHR(): A host memory allocation has failed. (VK_ERROR_OUT_OF_HOST_MEMORY) (-1)", "VK_ERROR_OUT_OF_HOST_MEMORY", "host_memory_exhausted"),
+        ("https://github.com/azer89/HelloVulkan/issues/136", "the vkAllocateDescriptorSets is returning VK_ERROR_OUT_OF_POOL_MEMORY.", "VK_ERROR_OUT_OF_POOL_MEMORY", "application_error"),
+        // Vulkan-Hpp's names (vulkan_to_string.hpp), as its exceptions print them.
+        ("https://github.com/mani-skill/ManiSkill/issues/1374", "RuntimeError: vk::createInstanceUnique: ErrorIncompatibleDriver", "ErrorIncompatibleDriver", "driver_missing"),
+        ("https://github.com/michaildoukas/headGAN/issues/8", "RuntimeError: vk::createInstanceUnique: ErrorExtensionNotPresent", "ErrorExtensionNotPresent", "driver_too_old"),
+        ("https://github.com/Glavnokoman/vuh/issues/67", "libc++abi: terminating with uncaught exception of type vk::IncompatibleDriverError: vk::createInstance: ErrorIncompatibleDriver\nAbort trap: 6", "ErrorIncompatibleDriver", "driver_missing"),
+        ("https://github.com/ppy/osu/issues/26400", "2024-01-05 04:30:24 [error]: SharpGen.Runtime.SharpGenException: HRESULT: [0x887A0005], Module: [Vortice.DXGI], ApiCode: [DXGI_ERROR_DEVICE_REMOVED/DeviceRemoved], Message: [The GPU device instance has been suspended. Use GetDeviceRemovedReason to determine the appropriate action.", "DXGI_ERROR_DEVICE_REMOVED", "driver_fault"),
+        ("https://github.com/MMmmmoko/CatTuber_Cats/issues/1", "CatGraphic Exception\nError Code : 0x887A0005", "DXGI_ERROR_DEVICE_REMOVED", "driver_fault"),
+        ("https://github.com/FakeFishGames/Barotrauma/issues/10540", "Crashing with the error DXGI_ERROR_DEVICE_REMOVED (0x887A0005, 0x887A0020)", "DXGI_ERROR_DEVICE_REMOVED", "driver_fault"),
+        ("https://github.com/microsoft/DirectX-Graphics-Samples/issues/253", "D3D12CreateDevice return 0x887a0004, but D3D11CreateDevice will create device OK.", "DXGI_ERROR_UNSUPPORTED", "arch_unsupported"),
+        // Direct3D 9's D3DERR_* (d3d9.h, MAKE_D3DHRESULT), by name and as the HRESULT SharpDX prints.
+        ("https://github.com/FakeFishGames/Barotrauma/issues/10438", "Exception: HRESULT: [0x8876017C], Module: [Unknown], ApiCode: [Unknown/Unknown], Message: Unknown (SharpDX.SharpDXException)", "D3DERR_OUTOFVIDEOMEMORY", "gpu_memory_exhausted"),
+        ("https://github.com/Facepunch/garrysmod-issues/issues/2701", "217(777.967951):  ShaderAPIDX8::CreateD3DTexture: D3DERR_OUTOFVIDEOMEMORY", "D3DERR_OUTOFVIDEOMEMORY", "gpu_memory_exhausted"),
+        // NVENCSTATUS (nvEncodeAPI.h), by name and as NVIDIA's samples, NVEnc and FFmpeg print it.
+        ("https://github.com/NVIDIA/open-gpu-kernel-modules/issues/415", "NvEncoder : m_nvenc.nvEncOpenEncodeSessionEx(&encodeSessionExParams, &hEncoder) returned error 10", "NV_ENC_ERR_OUT_OF_MEMORY", "gpu_memory_exhausted"),
+        ("https://github.com/NVIDIA/NvPipe/issues/62", "Failed to create encoder (NvEncoder::NvEncoder : m_nvenc.nvEncOpenEncodeSessionEx(&encodeSessionExParams, &hEncoder) returned error 10 at g:\\main repo\\nvpipe\\nvpipe-master\\src\\nvcodec\\nvencoder\\nvencoder.cpp:54", "NV_ENC_ERR_OUT_OF_MEMORY", "gpu_memory_exhausted"),
+        ("https://github.com/rigaya/NVEnc/issues/753", "nvenc : Error on nvEncInitializeEncoder: 8 (DPB size should be greater than or equal to 3 for B as reference.)\nFailed to create encoder", "NV_ENC_ERR_INVALID_PARAM", "configuration"),
+        ("https://github.com/HandBrake/HandBrake/issues/1998", "[h264_nvenc @ 00000198ad95a9c0] OpenEncodeSessionEx failed: unsupported device (2)\n[h264_nvenc @ 00000198ad95a9c0] No NVENC capable devices found", "NV_ENC_ERR_UNSUPPORTED_DEVICE", "arch_unsupported"),
+        ("https://github.com/hecomi/uNvEncoder/issues/2", "s_nvenc.nvEncEncodePicture call failed: NV_ENC_ERR_INVALID_PARAM.", "NV_ENC_ERR_INVALID_PARAM", "configuration"),
+        ("https://github.com/LizardByte/Sunshine/issues/4469", "[2025-12-09 01:05:40.612]: Error: NvEnc: NvEncInitializeEncoder() failed: NV_ENC_ERR_INVALID_PARAM\n[2025-12-09 01:05:40.612]: Error: NvEnc: NvEncUnregisterAsyncEvent() failed: NV_ENC_ERR_DEVICE_NOT_EXIST", "NV_ENC_ERR_INVALID_PARAM", "configuration"),
+        ("https://github.com/SuRGeoNix/Flyleaf/issues/387", "SharpGen.Runtime.SharpGenException: HRESULT: [0x887A0001], Module: [Vortice.DXGI], ApiCode: [DXGI_ERROR_INVALID_CALL/InvalidCall], Message: [The application made a call that is invalid.", "DXGI_ERROR_INVALID_CALL", "application_error"),
+    ];
+    let mut bad = Vec::new();
+    for (source, text, name, category) in cases {
+        let v = explain_text(text, &m);
+        match v.first() {
+            Some(x) if x.name.starts_with(name) && x.category.as_str() == *category => {}
+            Some(x) => bad.push(format!(
+                "{source}: got {} ({}), want {name} ({category})",
+                x.name,
+                x.category.as_str()
+            )),
+            None => bad.push(format!("{source}: no match")),
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    // The codes alone, as people ask about them.
+    for (code, name) in [
+        ("VK_ERROR_DEVICE_LOST", "VK_ERROR_DEVICE_LOST"),
+        ("DXGI_ERROR_DEVICE_HUNG", "DXGI_ERROR_DEVICE_HUNG"),
+        ("0x887A0006", "DXGI_ERROR_DEVICE_HUNG"),
+        ("0x88760868", "D3DERR_DEVICELOST"),
+        ("VkResult -4", "VK_ERROR_DEVICE_LOST"),
+        ("NV_ENC_ERR_INVALID_VERSION", "NV_ENC_ERR_INVALID_VERSION"),
+    ] {
+        let v = explain_text(code, &m);
+        assert!(
+            v.first().is_some_and(|x| x.name.starts_with(name)),
+            "{code}: {:?}",
+            v.iter().map(|x| &x.name).collect::<Vec<_>>()
+        );
+    }
+}
+
+/// Text that holds the APIs' words or numbers without their context is not one of their codes:
+/// `vk` in prose, a negative number, a hexadecimal address or another HRESULT, Vulkan named
+/// beside an ordinary figure.
+#[test]
+fn the_graphics_api_codes_leave_ordinary_text_alone() {
+    let m = Matrix::embedded().unwrap();
+    for t in [
+        "I use vk -4 as a shortcut in my editor",
+        "temperature dropped to -4 degrees",
+        "Vulkan 1.3.275 instance created, 2 physical devices, error count 0",
+        "pointer 0x00007ff6887a0005 in module game.exe",
+        "HRESULT 0x80004005 (E_FAIL)",
+        "checksum 887a0005 ok",
+        "dxgi.dll loaded at 0x887a00ff",
+        "vkCreateInstance succeeded, VkResult 0",
+        "nvenc : Opened Encode Session (API ver 12.1)",
+        "nvenc : m_pEncodeAPI->nvEncGetEncodeGUIDCount: 3.",
+        "[h264_nvenc @ 0x55d] Using 2 B-frames (4 references)",
+    ] {
+        let v = explain_text(t, &m);
+        assert!(
+            !v.iter().any(|x| x.key.starts_with("api:")),
+            "{t:?}: {:?}",
+            v.iter().map(|x| &x.name).collect::<Vec<_>>()
+        );
+    }
+}
