@@ -365,12 +365,13 @@ pub(crate) fn patterns_hash(patterns: &[&str]) -> u64 {
 }
 
 /// The Rust text of `src/explain/cover_built.rs`: the cover of the built-in catalog, the
-/// fingerprint of its patterns and the kernel-log knowledge's anchors (the catalog's patterns
+/// fingerprint of its patterns, that of the files they were read from (build.rs's
+/// `GPUDOCTOR_COVER_INPUTS`) and the kernel-log knowledge's anchors (the catalog's patterns
 /// include them, so a change of anchors changes the fingerprint: write the file, build, write it
 /// once more) (written by the test `the_built_cover_is_the_computed_one` when
 /// `GPUDOCTOR_WRITE_COVER=1`, checked by it otherwise).
 #[cfg(test)]
-pub(crate) fn render_rust(c: &Cover, hash: u64, kernel_anchors: &[String]) -> String {
+pub(crate) fn render_rust(c: &Cover, hash: u64, inputs: u64, kernel_anchors: &[String]) -> String {
     // Rust slices of string literals (`{:?}` of a str is a Rust string literal).
     let strs = |v: &[String]| -> String {
         let items: Vec<String> = v.iter().map(|x| format!("{x:?}")).collect();
@@ -385,6 +386,9 @@ pub(crate) fn render_rust(c: &Cover, hash: u64, kernel_anchors: &[String]) -> St
     );
     out.push_str(&format!(
         "pub(crate) const PATTERNS_HASH: u64 = {hash:#018x};\n"
+    ));
+    out.push_str(&format!(
+        "pub(crate) const INPUTS_HASH: u64 = {inputs:#018x};\n"
     ));
     out.push_str("pub(crate) const STRONG: &[&str] = &[\n");
     for x in &c.strong {

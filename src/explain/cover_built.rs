@@ -4,6 +4,7 @@
 // after a change to the catalog's patterns or the knowledge's anchors (twice when the anchors
 // changed: the catalog holds them); the test fails when it is stale.
 pub(crate) const PATTERNS_HASH: u64 = 0x4d52f8ef7821bd30;
+pub(crate) const INPUTS_HASH: u64 = 0x4eeace8966a52e97;
 pub(crate) const STRONG: &[&str] = &[
     "**",
     "[0,",
