@@ -140,25 +140,53 @@ struct WeakWords {
 /// A [`WeakWords`] built at its first use: a log whose lines hold no weak literal (or, for the
 /// masked cover, no shape seen twice) never needs it; building the two was 12 M instructions of
 /// every start.
+/// The cover's weak literals, each with the words of the patterns it stands for.
+type WeakList = Vec<(String, Vec<Vec<String>>)>;
+
 struct LazyWeak {
-    weak: Vec<(String, Vec<Vec<String>>)>,
+    /// Shared by the prefilter and its shape check.
+    weak: std::sync::Arc<WeakList>,
     dfa_after: usize,
+    /// Every literal and word masked ([`shapes::mask`]) when it is built.
+    masked: bool,
     built: std::sync::OnceLock<WeakWords>,
 }
 
 impl LazyWeak {
-    fn new(weak: Vec<(String, Vec<Vec<String>>)>, dfa_after: usize) -> LazyWeak {
+    fn new(weak: std::sync::Arc<WeakList>, dfa_after: usize, masked: bool) -> LazyWeak {
         LazyWeak {
             weak,
             dfa_after,
+            masked,
             built: std::sync::OnceLock::new(),
         }
     }
 
     fn get(&self) -> &WeakWords {
-        self.built
-            .get_or_init(|| WeakWords::with_dfa_after(&self.weak, self.dfa_after))
+        self.built.get_or_init(|| {
+            if !self.masked {
+                return WeakWords::with_dfa_after(&self.weak, self.dfa_after);
+            }
+            let weak: WeakList = self
+                .weak
+                .iter()
+                .map(|(x, of)| {
+                    (
+                        mask_text(x),
+                        of.iter()
+                            .map(|ws| ws.iter().map(|w| mask_text(w)).collect())
+                            .collect(),
+                    )
+                })
+                .collect();
+            WeakWords::with_dfa_after(&weak, self.dfa_after)
+        })
     }
+}
+
+/// A text with every byte masked ([`shapes::mask`]).
+fn mask_text(x: &str) -> String {
+    String::from_utf8_lossy(&x.bytes().map(shapes::mask).collect::<Vec<u8>>()).into_owned()
 }
 
 /// A substring searcher built at its first use: building the weak literals' words' finders
@@ -527,7 +555,7 @@ fn no_catalog() -> std::io::Error {
 impl Prefilter {
     fn new(source: &dyn CatalogSource) -> std::io::Result<Prefilter> {
         if source.has_committed_cover() {
-            return Self::of_cover(&committed_cover());
+            return Self::of_owned_cover(committed_cover());
         }
         let cat = source.catalog().ok_or_else(no_catalog)?;
         // The built-in catalog's cover is the committed one (catalog::built); any other's is
@@ -543,16 +571,22 @@ impl Prefilter {
     }
 
     fn of_cover(cover: &Cover) -> std::io::Result<Prefilter> {
-        let strong: Vec<&str> = cover.strong.iter().map(String::as_str).collect();
-        let weak: Vec<&str> = cover.weak.iter().map(|(x, _)| x.as_str()).collect();
+        Self::of_owned_cover(cover.clone())
+    }
+
+    fn of_owned_cover(cover: Cover) -> std::io::Result<Prefilter> {
+        let Cover { strong, weak } = cover;
+        let weak = std::sync::Arc::new(weak);
+        let strong_lits: Vec<&str> = strong.iter().map(String::as_str).collect();
+        let weak_lits: Vec<&str> = weak.iter().map(|(x, _)| x.as_str()).collect();
         let hidden = AhoCorasick::new(["\u{1b}", "\u{212a}", "\u{130}"])
             .map_err(|e| std::io::Error::other(e.to_string()))?;
         Ok(Prefilter {
-            bigrams: Bigrams::new(&strong, &weak),
+            bigrams: Bigrams::new(&strong_lits, &weak_lits),
             strong: strong.len(),
-            weak: LazyWeak::new(cover.weak.clone(), DFA_AFTER),
+            shapes: ShapeCheck::of_cover(&strong, &weak),
+            weak: LazyWeak::new(weak, DFA_AFTER, false),
             hidden,
-            shapes: ShapeCheck::of_cover(cover),
         })
     }
 
@@ -840,38 +874,25 @@ impl Prefilter {
 
 impl ShapeCheck {
     /// The masked cover's filter; `None` when a literal or a word holds `\n` or `\r`.
-    fn of_cover(cover: &Cover) -> Option<ShapeCheck> {
-        let masked = |x: &str| -> String {
-            String::from_utf8_lossy(&x.bytes().map(shapes::mask).collect::<Vec<u8>>()).into_owned()
-        };
+    fn of_cover(strong: &[String], weak: &std::sync::Arc<WeakList>) -> Option<ShapeCheck> {
+        let masked = mask_text;
         let breaks = |x: &String| x.bytes().any(|b| b == b'\n' || b == b'\r');
-        if cover.strong.iter().any(breaks)
-            || cover
-                .weak
+        if strong.iter().any(breaks)
+            || weak
                 .iter()
                 .any(|(x, of)| breaks(x) || of.iter().flatten().any(breaks))
         {
             return None;
         }
-        let strong: Vec<String> = cover.strong.iter().map(|x| masked(x)).collect();
-        let weak: Vec<(String, Vec<Vec<String>>)> = cover
-            .weak
-            .iter()
-            .map(|(x, of)| {
-                (
-                    masked(x),
-                    of.iter()
-                        .map(|ws| ws.iter().map(|w| masked(w)).collect())
-                        .collect(),
-                )
-            })
-            .collect();
-        let weak_lits: Vec<&str> = weak.iter().map(|(x, _)| x.as_str()).collect();
+        let strong: Vec<String> = strong.iter().map(|x| masked(x)).collect();
+        let weak_lits: Vec<String> = weak.iter().map(|(x, _)| masked(x)).collect();
         let strong: Vec<&str> = strong.iter().map(String::as_str).collect();
+        let weak_lits: Vec<&str> = weak_lits.iter().map(String::as_str).collect();
         Some(ShapeCheck {
             bigrams: Bigrams::new(&strong, &weak_lits),
-            // Checked once a shape: an automaton quick to build (the DFA took 33 M instructions).
-            weak: LazyWeak::new(weak, usize::MAX),
+            // Checked once a shape: an automaton quick to build (the DFA took 33 M instructions);
+            // the words masked when it is built.
+            weak: LazyWeak::new(std::sync::Arc::clone(weak), usize::MAX, true),
             digits: strong.iter().map(|x| x.contains('0')).collect(),
         })
     }
