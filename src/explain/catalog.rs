@@ -19,7 +19,6 @@ use std::collections::HashSet;
 use aho_corasick::{AhoCorasick, MatchKind};
 use regex::Regex;
 
-use super::pattern_index::PatternIndex;
 use crate::vocab::{Category, Fix, Severity};
 
 pub const CATALOG_SCHEMA: &str = "gpudoctor.explain-catalog/1";
@@ -76,6 +75,11 @@ pub const ENRICHERS: &[&str] = &[
     "library_status",
     "cc_range",
 ];
+
+/// Every occurrence of the patterns without an automaton (for the first lines matched).
+#[path = "pattern_index.rs"]
+mod pattern_index;
+use pattern_index::PatternIndex;
 
 /// The files as written, before validation (shared with build.rs).
 #[path = "catalog_spec.rs"]
@@ -310,42 +314,7 @@ impl Catalog {
         files: impl Iterator<Item = Result<(String, BuiltFile), String>>,
         lazy_regex: bool,
     ) -> Result<Catalog, Vec<String>> {
-        let mut errors = Vec::new();
-        let mut sigs = Vec::new();
-        let mut version = String::new();
-        let mut ids = HashSet::new();
-        for file in files {
-            let (name, file) = match file {
-                Ok(f) => f,
-                Err(e) => {
-                    errors.push(e);
-                    continue;
-                }
-            };
-            if file.schema != CATALOG_SCHEMA {
-                errors.push(format!(
-                    "{name}: schema is {:?}; this gpudoctor reads {CATALOG_SCHEMA:?}",
-                    file.schema
-                ));
-                continue;
-            }
-            version = file.version;
-            for s in file.signatures {
-                let at = format!("{name}:{}", s.line);
-                match validate(s.spec, &at, lazy_regex) {
-                    Ok(sig) => {
-                        if !ids.insert(sig.id.clone()) {
-                            errors.push(format!("{at}: signature id {:?} is used twice", sig.id));
-                        }
-                        sigs.push(sig);
-                    }
-                    Err(e) => errors.extend(e),
-                }
-            }
-        }
-        if !errors.is_empty() {
-            return Err(errors);
-        }
+        let (version, mut sigs) = read_signatures(files, lazy_regex)?;
         add_knowledge_patterns(&mut sigs);
         let mut pats = Vec::new();
         let mut owner = Vec::new();
@@ -576,6 +545,51 @@ impl Catalog {
         out.dedup();
         out
     }
+}
+
+/// The signatures of the files read (each with its name), validated, and the catalog's version,
+/// or every error found in them (a file that could not be read: its error, in the files' order).
+fn read_signatures(
+    files: impl Iterator<Item = Result<(String, BuiltFile), String>>,
+    lazy_regex: bool,
+) -> Result<(String, Vec<Signature>), Vec<String>> {
+    let mut errors = Vec::new();
+    let mut sigs = Vec::new();
+    let mut version = String::new();
+    let mut ids = HashSet::new();
+    for file in files {
+        let (name, file) = match file {
+            Ok(f) => f,
+            Err(e) => {
+                errors.push(e);
+                continue;
+            }
+        };
+        if file.schema != CATALOG_SCHEMA {
+            errors.push(format!(
+                "{name}: schema is {:?}; this gpudoctor reads {CATALOG_SCHEMA:?}",
+                file.schema
+            ));
+            continue;
+        }
+        version = file.version;
+        for s in file.signatures {
+            let at = format!("{name}:{}", s.line);
+            match validate(s.spec, &at, lazy_regex) {
+                Ok(sig) => {
+                    if !ids.insert(sig.id.clone()) {
+                        errors.push(format!("{at}: signature id {:?} is used twice", sig.id));
+                    }
+                    sigs.push(sig);
+                }
+                Err(e) => errors.extend(e),
+            }
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    Ok((version, sigs))
 }
 
 /// Text a catalog matches with its [`PatternIndex`] before it builds its automaton: about what

@@ -8,7 +8,6 @@ pub mod catalog;
 pub mod codes;
 pub(crate) mod cover;
 pub mod logscan;
-pub(crate) mod pattern_index;
 pub(crate) mod shapes;
 pub mod signatures;
 pub mod tables;
