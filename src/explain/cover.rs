@@ -381,7 +381,7 @@ pub(crate) fn render_rust(c: &Cover, hash: u64, inputs: u64, kernel_anchors: &[S
         "// Generated: the prefilter's cover of the built-in explain catalog (src/explain/cover.rs,\n\
          // cover_of). Regenerate with\n\
          //   GPUDOCTOR_WRITE_COVER=1 cargo test --lib explain::logscan::tests::the_built_cover_is_the_computed_one\n\
-         // after a change to the catalog's patterns or the knowledge's anchors (twice when the anchors\n\
+         // after any change under explain-catalog/ or knowledge/ (twice when the kernel anchors\n\
          // changed: the catalog holds them); the test fails when it is stale.\n",
     );
     out.push_str(&format!(
