@@ -17,6 +17,11 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// The explain catalog's file types (src/explain/catalog.rs reads the same ones).
+#[allow(dead_code)]
+#[path = "src/explain/catalog_spec.rs"]
+mod catalog_spec;
+
 fn main() {
     let dir = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_default());
     println!("cargo:rerun-if-env-changed=GPUDOCTOR_GIT_COMMIT");
@@ -32,6 +37,80 @@ fn main() {
     let version = matrix_version(&matrix).unwrap_or_else(|| "unknown".to_string());
     println!("cargo:rustc-env=GPUDOCTOR_MATRIX_VERSION={version}");
     knowledge_json(&dir);
+    catalog_json(&dir);
+    let inputs = cover_inputs(&dir);
+    println!("cargo:rustc-env=GPUDOCTOR_COVER_INPUTS={inputs:#018x}");
+}
+
+/// A fingerprint of every file the explain catalog's patterns are made of (explain-catalog/,
+/// knowledge/, knowledge/messages/: their names and text, carriage returns left out). The
+/// committed cover (src/explain/cover_built.rs) records the one it was computed from; when they
+/// are equal, `explain --log` uses that cover without loading the catalog (the catalog is then
+/// loaded at the first candidate line). FNV-1a, 64 bits.
+fn cover_inputs(dir: &Path) -> u64 {
+    let mut files = Vec::new();
+    for sub in ["explain-catalog", "knowledge", "knowledge/messages"] {
+        println!("cargo:rerun-if-changed={}", dir.join(sub).display());
+        let Ok(rd) = std::fs::read_dir(dir.join(sub)) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if name.ends_with(".yaml") || name.ends_with(".txt") {
+                files.push(format!("{sub}/{name}"));
+            }
+        }
+    }
+    files.sort();
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut eat = |bytes: &[u8]| {
+        for &b in bytes.iter().filter(|&&b| b != b'\r') {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+    };
+    for f in files {
+        eat(f.as_bytes());
+        eat(&[0]);
+        eat(&std::fs::read(dir.join(&f)).unwrap_or_default());
+        eat(&[0]);
+    }
+    h
+}
+
+/// The built-in explain catalog (`explain-catalog/signatures.yaml`, `kernel-knowledge.yaml`)
+/// as JSON in `$OUT_DIR/explain-catalog/`, each signature with its line in the YAML
+/// (`catalog_spec::BuiltFile`): the binary parses that instead of the YAML (56 M instructions
+/// at every start of `explain`). Nothing is validated here: `Catalog::embedded` validates what it
+/// reads as it always did. A file that does not parse gives `null`, and the binary then reads its
+/// YAML, which says what is wrong (the tests fail on it).
+fn catalog_json(dir: &Path) {
+    let out =
+        PathBuf::from(std::env::var_os("OUT_DIR").unwrap_or_default()).join("explain-catalog");
+    println!("cargo:rerun-if-changed=src/explain/catalog_spec.rs");
+    if let Err(e) = std::fs::create_dir_all(&out) {
+        println!("cargo:warning=cannot create {}: {e}", out.display());
+        return;
+    }
+    for stem in ["signatures", "kernel-knowledge"] {
+        let path = dir.join("explain-catalog").join(format!("{stem}.yaml"));
+        println!("cargo:rerun-if-changed={}", path.display());
+        let json = std::fs::read_to_string(&path)
+            .map_err(|e| e.to_string())
+            .and_then(|t| {
+                serde_saphyr::from_str::<catalog_spec::CatalogFile>(&t).map_err(|e| e.to_string())
+            })
+            .and_then(|f| {
+                serde_json::to_string(&catalog_spec::BuiltFile::from(f)).map_err(|e| e.to_string())
+            })
+            .unwrap_or_else(|e| {
+                println!("cargo:warning={}: {e}", path.display());
+                "null".to_string()
+            });
+        if let Err(e) = std::fs::write(out.join(format!("{stem}.json")), json) {
+            println!("cargo:warning=cannot write {stem}.json: {e}");
+        }
+    }
 }
 
 /// `knowledge/X.yaml` and `knowledge/messages/X.yaml`, converted to `$OUT_DIR/knowledge/X.json`

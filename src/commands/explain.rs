@@ -9,6 +9,9 @@ use crate::probe::{self, ProbeOptions};
 use crate::report::{ExitStatus, Report};
 use crate::rules::{RuleOptions, Selection};
 
+/// The built-in catalog does not load (the tests load it: this is a defect).
+const NO_CATALOG: &str =
+    "internal error: the built-in explain catalog does not load; please report it";
 /// The built-in matrix does not load (the tests load it: this is a defect).
 const NO_MATRIX: &str =
     "internal error: the built-in compatibility matrix does not load; please report it";
@@ -33,6 +36,7 @@ fn matrix_source(
 
 pub(crate) fn explain(a: ExplainArgs) -> Output {
     use crate::explain::catalog::Catalog;
+    use crate::explain::logscan::{CatalogSource, EmbeddedCatalog};
     use crate::explain::{render, EXPLAIN_SCHEMA};
     let matrix = match matrix_source(&a) {
         Ok(m) => m,
@@ -40,30 +44,29 @@ pub(crate) fn explain(a: ExplainArgs) -> Output {
     };
     let matrix = &*matrix;
     let loaded;
-    let catalog: &Catalog =
-        match &a.catalog {
-            Some(p) => match Catalog::load(p) {
-                Ok(c) => {
-                    loaded = c;
-                    &loaded
-                }
-                Err(e) => {
-                    return Output::tool_error(format!(
-                        "the explain catalog {} is not valid:\n{}",
-                        p.display(),
-                        e.join("\n")
-                    ))
-                }
-            },
-            None => match crate::explain::embedded_catalog() {
-                Some(c) => c,
-                None => return Output::tool_error(
-                    "internal error: the built-in explain catalog does not load; please report it",
-                ),
-            },
-        };
+    // The built-in catalog is loaded where it is needed: a log scan loads it at its first
+    // candidate line (logscan::EmbeddedCatalog).
+    let catalog: &dyn CatalogSource = match &a.catalog {
+        Some(p) => match Catalog::load(p) {
+            Ok(c) => {
+                loaded = c;
+                &loaded
+            }
+            Err(e) => {
+                return Output::tool_error(format!(
+                    "the explain catalog {} is not valid:\n{}",
+                    p.display(),
+                    e.join("\n")
+                ))
+            }
+        },
+        None => &EmbeddedCatalog,
+    };
     if a.list {
-        return list_catalog(catalog);
+        return match catalog.catalog() {
+            Some(c) => list_catalog(c),
+            None => Output::tool_error(NO_CATALOG),
+        };
     }
     if let Some(id) = &a.rule {
         return explain_rule(id, a.json);
@@ -215,7 +218,7 @@ struct Explained {
 fn from_log(
     path: &std::path::Path,
     matrix: &dyn crate::explain::logscan::MatrixSource,
-    catalog: &crate::explain::catalog::Catalog,
+    catalog: &dyn crate::explain::logscan::CatalogSource,
 ) -> Result<Explained, Output> {
     use crate::explain::logscan;
     let result = if path.as_os_str() == "-" {
@@ -258,7 +261,7 @@ fn from_log(
 fn from_text(
     input: &[String],
     matrix: &dyn crate::explain::logscan::MatrixSource,
-    catalog: &crate::explain::catalog::Catalog,
+    catalog: &dyn crate::explain::logscan::CatalogSource,
 ) -> Result<Explained, Output> {
     use crate::explain::{explain_with, logscan};
     let mut text = input.join(" ");
@@ -300,6 +303,9 @@ fn from_text(
     }
     let Some(matrix) = matrix.matrix() else {
         return Err(Output::tool_error(NO_MATRIX));
+    };
+    let Some(catalog) = catalog.catalog() else {
+        return Err(Output::tool_error(NO_CATALOG));
     };
     Ok(Explained {
         matches: explain_with(&text, matrix, catalog),

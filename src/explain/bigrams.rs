@@ -390,8 +390,12 @@ fn buckets(lits: &[Vec<u8>]) -> Vec<u8> {
     // Longer literals first: they fix the most bits.
     let mut order: Vec<usize> = (0..lits.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(lits.get(i).map_or(0, |l| l.len())));
-    let mut bits: Vec<std::collections::HashSet<(usize, usize)>> =
-        vec![std::collections::HashSet::new(); BUCKETS];
+    // Per bucket, the (offset, fingerprint) pairs its literals set, as a bit set (a hash set
+    // of them was half of this function's cost at every start), and how many.
+    let mut bits = vec![0u64; BUCKETS * OFFSETS * DOMAIN / 64];
+    let mut size = [0usize; BUCKETS];
+    let at = |b: usize, &(k, d): &(usize, usize)| (b * OFFSETS + k) * DOMAIN + d;
+    let has = |bits: &[u64], i: usize| bits.get(i / 64).is_some_and(|w| w & (1 << (i % 64)) != 0);
     let mut out = vec![0u8; lits.len()];
     for i in order {
         let Some(lit) = lits.get(i) else { continue };
@@ -416,17 +420,24 @@ fn buckets(lits: &[Vec<u8>]) -> Vec<u8> {
             .collect();
         let best = (s..s + n)
             .min_by_key(|&b| {
-                let set = bits.get(b);
                 let new = keys
                     .iter()
-                    .filter(|x| set.is_some_and(|set| !set.contains(x)))
+                    .filter(|x| b < BUCKETS && !has(&bits, at(b, x)))
                     .count();
-                (new, set.map_or(0, |s| s.len()))
+                (new, size.get(b).copied().unwrap_or(0))
             })
             .unwrap_or(s)
             .min(BUCKETS - 1);
-        if let Some(set) = bits.get_mut(best) {
-            set.extend(keys);
+        for x in &keys {
+            let i = at(best, x);
+            if !has(&bits, i) {
+                if let Some(w) = bits.get_mut(i / 64) {
+                    *w |= 1 << (i % 64);
+                }
+                if let Some(c) = size.get_mut(best) {
+                    *c += 1;
+                }
+            }
         }
         if let Some(o) = out.get_mut(i) {
             *o = best as u8;

@@ -18,8 +18,6 @@ use std::collections::HashSet;
 
 use aho_corasick::{AhoCorasick, MatchKind};
 use regex::Regex;
-use serde::Deserialize;
-use serde_saphyr::Spanned;
 
 use crate::vocab::{Category, Fix, Severity};
 
@@ -34,6 +32,22 @@ const EMBEDDED: &[(&str, &str)] = &[
     (
         "explain-catalog/signatures.yaml",
         include_str!("../../explain-catalog/signatures.yaml"),
+    ),
+];
+
+/// The same files as build.rs wrote them (JSON, each signature with its line; `null` for a file
+/// it could not read, which [`Catalog::embedded`] then reads as YAML to say why).
+const EMBEDDED_JSON: &[(&str, &str)] = &[
+    (
+        "explain-catalog/kernel-knowledge.yaml",
+        include_str!(concat!(
+            env!("OUT_DIR"),
+            "/explain-catalog/kernel-knowledge.json"
+        )),
+    ),
+    (
+        "explain-catalog/signatures.yaml",
+        include_str!(concat!(env!("OUT_DIR"), "/explain-catalog/signatures.json")),
     ),
 ];
 
@@ -63,65 +77,16 @@ pub const ENRICHERS: &[&str] = &[
     "api_code",
 ];
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct CatalogFile {
-    schema: String,
-    version: String,
-    signatures: Vec<Spanned<SignatureSpec>>,
-}
+/// Every occurrence of the patterns without an automaton (for the first lines matched).
+#[path = "pattern_index.rs"]
+mod pattern_index;
+use pattern_index::PatternIndex;
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct FixSpec {
-    text: String,
-    #[serde(default)]
-    commands: Vec<String>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Example {
-    pub source: String,
-    pub text: String,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct SignatureSpec {
-    id: String,
-    category: String,
-    name: String,
-    #[serde(default = "default_rank")]
-    rank: u8,
-    #[serde(default)]
-    severity: Option<String>,
-    #[serde(default)]
-    ambiguous: bool,
-    #[serde(default)]
-    evidence: bool,
-    #[serde(default)]
-    also: Vec<String>,
-    patterns: Vec<String>,
-    #[serde(default)]
-    regex: Option<String>,
-    #[serde(default)]
-    unless: Vec<String>,
-    #[serde(default)]
-    enrich: Option<String>,
-    meaning: String,
-    #[serde(default)]
-    causes: Vec<String>,
-    #[serde(default)]
-    tell_apart: Vec<String>,
-    fix: FixSpec,
-    sources: Vec<String>,
-    examples: Vec<Example>,
-}
-
-fn default_rank() -> u8 {
-    50
-}
+/// The files as written, before validation (shared with build.rs).
+#[path = "catalog_spec.rs"]
+mod spec;
+pub use spec::Example;
+use spec::{BuiltFile, CatalogFile, SignatureSpec};
 
 /// A signature's regex, compiled when a line first needs it: compiling the built-in catalog's
 /// regexes at every start was 33 M instructions (a fifth of `explain --log`'s start-up), and most
@@ -201,8 +166,17 @@ pub struct Catalog {
     pub version: String,
     pub source: String,
     pub signatures: Vec<Signature>,
-    /// Over every normalised pattern; `owner[i]` is pattern i's signature.
-    automaton: AhoCorasick,
+    /// Every normalised pattern; `owner[i]` is pattern i's signature.
+    pats: Vec<String>,
+    /// The patterns filed by their first bytes: finds them in the first [`INDEX_BYTES`] of text
+    /// matched (`None` when a pattern is empty).
+    index: Option<PatternIndex>,
+    /// Bytes of text matched with the index so far.
+    indexed: std::sync::atomic::AtomicUsize,
+    /// The patterns' automaton, for the text after that: built then, for the built-in catalog
+    /// (42 M instructions; a test builds it), as the catalog is read for one given by the user
+    /// (its errors are the catalog's). `None`: it could not be built (the index serves).
+    automaton: std::sync::OnceLock<Option<AhoCorasick>>,
     owner: Vec<usize>,
     /// Pattern i must start (`.0`) / end (`.1`) at a word boundary ([`word_bounds`]).
     bounds: Vec<(bool, bool)>,
@@ -232,6 +206,20 @@ pub(crate) type BuiltWeak = (&'static str, &'static [&'static [&'static str]]);
 #[path = "cover_built.rs"]
 pub(crate) mod built;
 
+/// build.rs's fingerprint of the files the built-in catalog's patterns are read from
+/// (`GPUDOCTOR_COVER_INPUTS`).
+pub(crate) fn cover_inputs() -> u64 {
+    let hex = env!("GPUDOCTOR_COVER_INPUTS");
+    u64::from_str_radix(hex.trim_start_matches("0x"), 16).unwrap_or(0)
+}
+
+/// Whether the committed cover was computed from the files this binary's catalog is read from:
+/// then it is the built-in catalog's cover without the catalog being loaded (the test
+/// `the_built_cover_is_the_computed_one` holds the file to the code that computes it).
+pub(crate) fn built_cover_is_current() -> bool {
+    built::INPUTS_HASH == cover_inputs()
+}
+
 fn category(s: &str) -> Option<Category> {
     Category::ALL
         .into_iter()
@@ -240,7 +228,23 @@ fn category(s: &str) -> Option<Category> {
 
 impl Catalog {
     /// The catalog built into the binary.
+    ///
+    /// Read from the JSON build.rs wrote of the YAML (parsing the YAML here was 56 M
+    /// instructions, a third of `explain --log`'s start-up); when a file's JSON is missing or
+    /// does not read (build.rs could not parse the YAML), from the YAML, which says why.
     pub fn embedded() -> Result<Catalog, Vec<String>> {
+        let built: Option<Vec<(String, BuiltFile)>> = EMBEDDED_JSON
+            .iter()
+            .map(|(n, j)| Some((n.to_string(), serde_json::from_str::<BuiltFile>(j).ok()?)))
+            .collect();
+        match built {
+            Some(files) => Catalog::from_files("embedded", files.into_iter().map(Ok), true),
+            None => Catalog::embedded_yaml(),
+        }
+    }
+
+    /// The catalog built into the binary, read from its YAML.
+    pub(crate) fn embedded_yaml() -> Result<Catalog, Vec<String>> {
         Catalog::from_texts(
             "embedded",
             EMBEDDED.iter().map(|(n, t)| (n.to_string(), t.to_string())),
@@ -292,43 +296,26 @@ impl Catalog {
         files: impl Iterator<Item = (String, String)>,
         lazy_regex: bool,
     ) -> Result<Catalog, Vec<String>> {
-        let mut errors = Vec::new();
-        let mut sigs = Vec::new();
-        let mut version = String::new();
-        let mut ids = HashSet::new();
-        for (name, text) in files {
-            let file: CatalogFile = match serde_saphyr::from_str(&text) {
-                Ok(f) => f,
+        let parsed = files.map(
+            |(name, text)| match serde_saphyr::from_str::<CatalogFile>(&text) {
+                Ok(f) => Ok((name, BuiltFile::from(f))),
                 Err(e) => {
                     let (at, message) = crate::userfile::yaml_error(&name, &text, &e);
-                    errors.push(format!("{at}: {message}"));
-                    continue;
+                    Err(format!("{at}: {message}"))
                 }
-            };
-            if file.schema != CATALOG_SCHEMA {
-                errors.push(format!(
-                    "{name}: schema is {:?}; this gpudoctor reads {CATALOG_SCHEMA:?}",
-                    file.schema
-                ));
-                continue;
-            }
-            version = file.version;
-            for s in file.signatures {
-                let at = format!("{name}:{}", s.referenced.line());
-                match validate(s.value, &at, lazy_regex) {
-                    Ok(sig) => {
-                        if !ids.insert(sig.id.clone()) {
-                            errors.push(format!("{at}: signature id {:?} is used twice", sig.id));
-                        }
-                        sigs.push(sig);
-                    }
-                    Err(e) => errors.extend(e),
-                }
-            }
-        }
-        if !errors.is_empty() {
-            return Err(errors);
-        }
+            },
+        );
+        Catalog::from_files(source, parsed, lazy_regex)
+    }
+
+    /// The catalog of files read (each with its name), or every error found in them (a file that
+    /// could not be read: its error, in the files' order).
+    fn from_files(
+        source: &str,
+        files: impl Iterator<Item = Result<(String, BuiltFile), String>>,
+        lazy_regex: bool,
+    ) -> Result<Catalog, Vec<String>> {
+        let (version, mut sigs) = read_signatures(files, lazy_regex)?;
         add_knowledge_patterns(&mut sigs);
         let mut pats = Vec::new();
         let mut owner = Vec::new();
@@ -371,11 +358,15 @@ impl Catalog {
             }
             families.push((sig, f));
         }
-        let automaton = AhoCorasick::builder()
-            .match_kind(MatchKind::Standard)
-            .build(&pats)
-            .map_err(|e| vec![format!("{source}: {e}")])?;
+        let automaton = std::sync::OnceLock::new();
+        if !lazy_regex {
+            let ac = automaton_of(&pats).map_err(|e| vec![format!("{source}: {e}")])?;
+            let _ = automaton.set(Some(ac));
+        }
         Ok(Catalog {
+            index: PatternIndex::new(&pats),
+            indexed: std::sync::atomic::AtomicUsize::new(0),
+            pats,
             version,
             source: source.to_string(),
             kernel_knowledge: sigs.iter().position(|s| s.id == KERNEL_KNOWLEDGE),
@@ -409,16 +400,15 @@ impl Catalog {
         // Signatures reached through a message family: its pieces stand for the signature's
         // regex (they are the emitter's own text), its `unless` still applies.
         let mut by_family: Vec<usize> = Vec::new();
-        for m in self.automaton.find_overlapping_iter(n) {
-            let p = m.pattern().as_usize();
+        self.for_each_pattern(n, |p, start, end| {
             let (left, right) = self.bounds.get(p).copied().unwrap_or((false, false));
-            let before = m.start().checked_sub(1).and_then(|i| bytes.get(i)).copied();
-            let after = bytes.get(m.end()).copied();
+            let before = start.checked_sub(1).and_then(|i| bytes.get(i)).copied();
+            let after = bytes.get(end).copied();
             if (left && before.is_some_and(word_byte)) || (right && after.is_some_and(word_byte)) {
-                continue;
+                return;
             }
             let Some(&sig) = self.owner.get(p) else {
-                continue;
+                return;
             };
             match self.family_of.get(p).copied().flatten() {
                 None => hit.push(sig),
@@ -432,7 +422,7 @@ impl Catalog {
                     }
                 }
             }
-        }
+        });
         hit.sort_unstable();
         hit.dedup();
         hit.retain(|&i| {
@@ -469,6 +459,40 @@ impl Catalog {
             }
         }
         hit
+    }
+
+    /// Calls `f(pattern, start, end)` for every occurrence of every pattern in `n` (in no
+    /// particular order): with the index for the first [`INDEX_BYTES`] of text matched, then with
+    /// the automaton (the same occurrences; the index's are cheaper to start with, the
+    /// automaton's to go on with).
+    fn for_each_pattern(&self, n: &str, mut f: impl FnMut(usize, usize, usize)) {
+        use std::sync::atomic::Ordering::Relaxed;
+        if let Some(ix) = &self.index {
+            let done = self.indexed.fetch_add(n.len(), Relaxed);
+            if done < INDEX_BYTES || self.automaton().is_none() {
+                ix.for_each_match(n.as_bytes(), f);
+                return;
+            }
+        }
+        if let Some(ac) = self.automaton() {
+            for m in ac.find_overlapping_iter(n) {
+                f(m.pattern().as_usize(), m.start(), m.end());
+            }
+        }
+    }
+
+    /// The patterns' automaton, built at its first use.
+    pub(crate) fn automaton(&self) -> Option<&AhoCorasick> {
+        self.automaton
+            .get_or_init(|| automaton_of(&self.pats).ok())
+            .as_ref()
+    }
+
+    /// Every normalised pattern the catalog looks for (its signatures', the knowledge's and the
+    /// message families' anchors), as [`Catalog::automaton`] is built of them.
+    #[cfg(test)]
+    pub(crate) fn all_patterns(&self) -> &[String] {
+        &self.pats
     }
 
     /// Signatures whose family a short text says in other words (its key words, see
@@ -522,6 +546,63 @@ impl Catalog {
         out.dedup();
         out
     }
+}
+
+/// The signatures of the files read (each with its name), validated, and the catalog's version,
+/// or every error found in them (a file that could not be read: its error, in the files' order).
+fn read_signatures(
+    files: impl Iterator<Item = Result<(String, BuiltFile), String>>,
+    lazy_regex: bool,
+) -> Result<(String, Vec<Signature>), Vec<String>> {
+    let mut errors = Vec::new();
+    let mut sigs = Vec::new();
+    let mut version = String::new();
+    let mut ids = HashSet::new();
+    for file in files {
+        let (name, file) = match file {
+            Ok(f) => f,
+            Err(e) => {
+                errors.push(e);
+                continue;
+            }
+        };
+        if file.schema != CATALOG_SCHEMA {
+            errors.push(format!(
+                "{name}: schema is {:?}; this gpudoctor reads {CATALOG_SCHEMA:?}",
+                file.schema
+            ));
+            continue;
+        }
+        version = file.version;
+        for s in file.signatures {
+            let at = format!("{name}:{}", s.line);
+            match validate(s.spec, &at, lazy_regex) {
+                Ok(sig) => {
+                    if !ids.insert(sig.id.clone()) {
+                        errors.push(format!("{at}: signature id {:?} is used twice", sig.id));
+                    }
+                    sigs.push(sig);
+                }
+                Err(e) => errors.extend(e),
+            }
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    Ok((version, sigs))
+}
+
+/// Text a catalog matches with its [`PatternIndex`] before it builds its automaton: about what
+/// the index's search costs (some 20 instructions a byte) in the time the automaton takes to
+/// build.
+const INDEX_BYTES: usize = 1 << 20;
+
+/// The automaton of a catalog's patterns (every occurrence, overlapping).
+fn automaton_of(pats: &[String]) -> Result<AhoCorasick, aho_corasick::BuildError> {
+    AhoCorasick::builder()
+        .match_kind(MatchKind::Standard)
+        .build(pats)
 }
 
 /// The anchors of the kernel-log knowledge's messages: every Linux kernel message's longest
@@ -747,30 +828,21 @@ pub fn mostly_binary(input: &str) -> bool {
 /// `10.0.0.2: kern: warning: [2024-…]: `, Windows Event Viewer list rows (`error 11/25/2026
 /// 10:00:00 am `), Python logging's `error:root:`. Removed before matching so that a message
 /// reads the same wherever it was collected (and anchored regexes such as `^killed$` hold).
+///
+/// The regex is searched by the engines that need no reverse automaton (the backtracker and the
+/// Pike VM, as `regex` itself uses on short texts): with its Unicode classes, building the lazy
+/// DFA's reverse automaton made compiling it 34 M instructions at a log's first candidate line.
+/// The matches are the same (every engine of `regex_automata::meta` gives the leftmost-first
+/// match); a test holds this search to `regex::Regex`'s.
 pub fn strip_log_prefix(n: &str) -> &str {
-    static RE: std::sync::OnceLock<Option<Regex>> = std::sync::OnceLock::new();
+    static RE: std::sync::OnceLock<Option<regex_automata::meta::Regex>> =
+        std::sync::OnceLock::new();
     let Some(re) = RE
         .get_or_init(|| {
-            Regex::new(concat!(
-                r"(?i)^(?:",
-                // ISO 8601 / RFC 3339 (journalctl -o short-iso, most loggers), then host + program.
-                r"\[?\d{4}-\d\d-\d\d[t ]\d\d:\d\d(?::\d\d)?(?:[.,]\d+)?(?:z|[+-]\d\d:?\d\d)?\]?:?\s*",
-                r"(?:[\w.-]+\s+(?:kernel|[\w./-]+\[\d+\]):\s*)?",
-                // syslog / journald: "nov 25 10:00:01 host kernel: " / "host prog[pid]: ".
-                r"|[a-z]{3}\s+\d{1,2}\s+\d\d:\d\d:\d\d\s+",
-                r"(?:[\w.-]+\s+(?:kernel|[\w./-]+(?:\[\d+\])?):\s*)?",
-                // dmesg.
-                r"|\[\s*\d+\.\d+\]\s*",
-                // kubectl logs --prefix, kubectl/talosctl per-node output.
-                r"|\[(?:pod|node)/[^\]]+\]\s*|(?:node|pod)s?/[\w.-]+:\s*",
-                r"|\d{1,3}(?:\.\d{1,3}){3}:\s+(?:kern|user|daemon|auth|syslog):\s+[a-z]+:\s+",
-                // Python logging's default format.
-                r"|(?:critical|error|warning|info|debug):[\w.]+:",
-                // Windows Event Viewer list rows: level, date and time.
-                r"|(?:error|warning|information|critical)\s+\d{1,2}[/.]\d{1,2}[/.]\d{4}\s+\d{1,2}:\d\d:\d\d(?:\s+[ap]m)?\s+",
-                r")+",
-            ))
-            .ok()
+            regex_automata::meta::Regex::builder()
+                .configure(quick_to_build())
+                .build(LOG_PREFIX)
+                .ok()
         })
         .as_ref()
     else {
@@ -781,6 +853,36 @@ pub fn strip_log_prefix(n: &str) -> &str {
         _ => n,
     }
 }
+
+/// A configuration of `regex_automata::meta` that builds no DFA (no reverse automaton) and
+/// records no group but the match: for a regex searched in a few short lines.
+fn quick_to_build() -> regex_automata::meta::Config {
+    regex_automata::meta::Config::new()
+        .hybrid(false)
+        .dfa(false)
+        .which_captures(regex_automata::nfa::thompson::WhichCaptures::Implicit)
+}
+
+/// [`strip_log_prefix`]'s regex.
+const LOG_PREFIX: &str = concat!(
+    r"(?i)^(?:",
+    // ISO 8601 / RFC 3339 (journalctl -o short-iso, most loggers), then host + program.
+    r"\[?\d{4}-\d\d-\d\d[t ]\d\d:\d\d(?::\d\d)?(?:[.,]\d+)?(?:z|[+-]\d\d:?\d\d)?\]?:?\s*",
+    r"(?:[\w.-]+\s+(?:kernel|[\w./-]+\[\d+\]):\s*)?",
+    // syslog / journald: "nov 25 10:00:01 host kernel: " / "host prog[pid]: ".
+    r"|[a-z]{3}\s+\d{1,2}\s+\d\d:\d\d:\d\d\s+",
+    r"(?:[\w.-]+\s+(?:kernel|[\w./-]+(?:\[\d+\])?):\s*)?",
+    // dmesg.
+    r"|\[\s*\d+\.\d+\]\s*",
+    // kubectl logs --prefix, kubectl/talosctl per-node output.
+    r"|\[(?:pod|node)/[^\]]+\]\s*|(?:node|pod)s?/[\w.-]+:\s*",
+    r"|\d{1,3}(?:\.\d{1,3}){3}:\s+(?:kern|user|daemon|auth|syslog):\s+[a-z]+:\s+",
+    // Python logging's default format.
+    r"|(?:critical|error|warning|info|debug):[\w.]+:",
+    // Windows Event Viewer list rows: level, date and time.
+    r"|(?:error|warning|information|critical)\s+\d{1,2}[/.]\d{1,2}[/.]\d{4}\s+\d{1,2}:\d\d:\d\d(?:\s+[ap]m)?\s+",
+    r")+",
+);
 
 /// `lazy_regex`: the built-in catalog, whose regexes are compiled when first used (a test
 /// compiles them all).

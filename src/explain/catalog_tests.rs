@@ -188,3 +188,141 @@ fn every_regex_of_the_built_in_catalog_compiles() {
         );
     }
 }
+
+/// The built-in catalog read from build.rs's JSON is the one read from its YAML: every field of
+/// every signature, with the same file:line, and the same patterns in the same order.
+#[test]
+fn the_built_catalog_is_the_yaml_catalog() {
+    let built = EMBEDDED_JSON
+        .iter()
+        .map(|(n, j)| serde_json::from_str::<BuiltFile>(j).map_err(|e| format!("{n}: {e}")))
+        .collect::<Result<Vec<_>, _>>();
+    assert!(built.is_ok(), "build.rs's JSON does not read: {built:?}");
+    let json = Catalog::embedded().unwrap_or_else(|e| panic!("{}", e.join("\n")));
+    let yaml = Catalog::embedded_yaml().unwrap_or_else(|e| panic!("{}", e.join("\n")));
+    assert_eq!(json.version, yaml.version);
+    assert_eq!(json.signatures.len(), yaml.signatures.len());
+    for (a, b) in json.signatures.iter().zip(&yaml.signatures) {
+        assert_eq!(format!("{a:?}"), format!("{b:?}"));
+    }
+    assert!(json
+        .signatures
+        .iter()
+        .any(|s| s.at.ends_with(":1") || s.at.contains(".yaml:")));
+    assert_eq!(json.all_patterns(), yaml.all_patterns());
+    assert_eq!(json.owner, yaml.owner);
+    assert_eq!(json.bounds, yaml.bounds);
+    assert_eq!(json.family_of, yaml.family_of);
+}
+
+/// A malformed built-in catalog is said as before: build.rs leaves `null` for a file it cannot
+/// parse, and the catalog is then read from the YAML, whose error names the file and line.
+#[test]
+fn a_file_build_rs_could_not_read_is_read_as_yaml() {
+    let broken = "schema: gpudoctor.explain-catalog/1\nversion: x\nsignatures:\n  - id: a\n    nonsense: 1\n";
+    assert!(serde_json::from_str::<BuiltFile>("null").is_err());
+    let e = Catalog::from_texts(
+        "embedded",
+        std::iter::once((
+            "explain-catalog/signatures.yaml".to_string(),
+            broken.to_string(),
+        )),
+        true,
+    )
+    .err()
+    .unwrap_or_default();
+    assert!(
+        e.iter()
+            .any(|m| m.contains("explain-catalog/signatures.yaml:")),
+        "{e:?}"
+    );
+}
+
+/// The built-in catalog's automaton (built after the index's first MiB of text) builds, and a
+/// text longer than that is matched by it as by the index.
+#[test]
+fn the_automaton_takes_over_from_the_index_with_the_same_matches() {
+    let cat = Catalog::embedded().unwrap_or_else(|e| panic!("{}", e.join("\n")));
+    assert!(cat.automaton().is_some());
+    let fresh = Catalog::embedded().unwrap_or_else(|e| panic!("{}", e.join("\n")));
+    let lines = [
+        "RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 7.79 GiB total capacity)",
+        "NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the bus.",
+        "nov 25 10:00:01 node7 kernel: Out of memory: Killed process 4242 (python)",
+        "ordinary line with nothing in it",
+    ];
+    let indexed = || fresh.indexed.load(std::sync::atomic::Ordering::Relaxed);
+    let mut rounds = 0;
+    // Past the index's share, and a few rounds more with the automaton.
+    while indexed() <= INDEX_BYTES + 4096 && rounds < 1_000_000 {
+        for l in lines {
+            assert_eq!(fresh.matches(l), cat.matches(l), "{l}");
+        }
+        rounds += 1;
+    }
+    assert!(indexed() > INDEX_BYTES, "{}", indexed());
+    assert!(!fresh.matches(lines[1]).is_empty());
+}
+
+/// `strip_log_prefix`'s quick-to-build search finds the prefix `regex::Regex` finds.
+#[test]
+fn the_log_prefix_search_is_the_regex_search() {
+    let re = Regex::new(LOG_PREFIX).unwrap_or_else(|e| panic!("{e}"));
+    let plain = |n: &str| -> String {
+        match re.find(n) {
+            Some(m) if m.end() < n.len() => n.get(m.end()..).unwrap_or(n).to_string(),
+            _ => n.to_string(),
+        }
+    };
+    let mut lines: Vec<String> = [
+        "Nov 25 10:00:01 gpu-node-7 kernel: Killed",
+        "nov 25 10:00:01 gpu-node-7 python3[4242]: Killed",
+        "2024-06-17T13:18:29.371622Z Killed",
+        "[2024-06-17 13:18:29,371] node1 train.py[77]: x",
+        "[  123.456789] Killed",
+        "[pod/trainer-0/main] Killed",
+        "node/worker-3: Killed",
+        "pods/a.b-c: x",
+        "10.5.0.2: kern: warning: [2024-03-01T10:00:00.123Z]: NVRM: Xid 79",
+        "Error\t11/25/2026 10:00:00 AM\tnvlddmkm\t153\tNone",
+        "ERROR:root:MemoryError",
+        "error: cuda",
+        "ſep 25 10:00:01 host kernel: x",
+        "\u{212a}ov 25 10:00:01 host kernel: x",
+        "nov 25 10:00:01",
+        "١٢٣٤-05-06 07:08 x",
+        "",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    // Every prefix of those lines, and each with a second prefix before it.
+    let whole = lines.clone();
+    for l in &whole {
+        for (i, _) in l.char_indices() {
+            lines.push(l.get(..i).unwrap_or("").to_string());
+        }
+        lines.push(format!("[  1.5] {l}"));
+    }
+    for l in &lines {
+        assert_eq!(strip_log_prefix(l), plain(l), "{l:?}");
+        let n = normalise(l);
+        assert_eq!(strip_log_prefix(&n), plain(&n), "{n:?}");
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+    /// Random text of the prefixes' pieces: the same prefix.
+    #[test]
+    fn the_log_prefix_search_is_the_regex_search_on_random_text(
+        s in "([0-9]{1,4}|[a-zA-Z]{1,5}|[ :./\\[\\]-]|kernel|pod/|node/|error|info|\u{212a}|\u{17f}|\u{661}|\t){0,16}",
+    ) {
+        let re = Regex::new(LOG_PREFIX).unwrap_or_else(|e| panic!("{e}"));
+        let plain = match re.find(&s) {
+            Some(m) if m.end() < s.len() => s.get(m.end()..).unwrap_or(&s),
+            _ => &s,
+        };
+        proptest::prop_assert_eq!(strip_log_prefix(&s), plain);
+    }
+}

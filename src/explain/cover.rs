@@ -365,12 +365,13 @@ pub(crate) fn patterns_hash(patterns: &[&str]) -> u64 {
 }
 
 /// The Rust text of `src/explain/cover_built.rs`: the cover of the built-in catalog, the
-/// fingerprint of its patterns and the kernel-log knowledge's anchors (the catalog's patterns
+/// fingerprint of its patterns, that of the files they were read from (build.rs's
+/// `GPUDOCTOR_COVER_INPUTS`) and the kernel-log knowledge's anchors (the catalog's patterns
 /// include them, so a change of anchors changes the fingerprint: write the file, build, write it
 /// once more) (written by the test `the_built_cover_is_the_computed_one` when
 /// `GPUDOCTOR_WRITE_COVER=1`, checked by it otherwise).
 #[cfg(test)]
-pub(crate) fn render_rust(c: &Cover, hash: u64, kernel_anchors: &[String]) -> String {
+pub(crate) fn render_rust(c: &Cover, hash: u64, inputs: u64, kernel_anchors: &[String]) -> String {
     // Rust slices of string literals (`{:?}` of a str is a Rust string literal).
     let strs = |v: &[String]| -> String {
         let items: Vec<String> = v.iter().map(|x| format!("{x:?}")).collect();
@@ -380,11 +381,14 @@ pub(crate) fn render_rust(c: &Cover, hash: u64, kernel_anchors: &[String]) -> St
         "// Generated: the prefilter's cover of the built-in explain catalog (src/explain/cover.rs,\n\
          // cover_of). Regenerate with\n\
          //   GPUDOCTOR_WRITE_COVER=1 cargo test --lib explain::logscan::tests::the_built_cover_is_the_computed_one\n\
-         // after a change to the catalog's patterns or the knowledge's anchors (twice when the anchors\n\
+         // after any change under explain-catalog/ or knowledge/ (twice when the kernel anchors\n\
          // changed: the catalog holds them); the test fails when it is stale.\n",
     );
     out.push_str(&format!(
         "pub(crate) const PATTERNS_HASH: u64 = {hash:#018x};\n"
+    ));
+    out.push_str(&format!(
+        "pub(crate) const INPUTS_HASH: u64 = {inputs:#018x};\n"
     ));
     out.push_str("pub(crate) const STRONG: &[&str] = &[\n");
     for x in &c.strong {

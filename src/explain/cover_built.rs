@@ -1,9 +1,10 @@
 // Generated: the prefilter's cover of the built-in explain catalog (src/explain/cover.rs,
 // cover_of). Regenerate with
 //   GPUDOCTOR_WRITE_COVER=1 cargo test --lib explain::logscan::tests::the_built_cover_is_the_computed_one
-// after a change to the catalog's patterns or the knowledge's anchors (twice when the anchors
+// after any change under explain-catalog/ or knowledge/ (twice when the kernel anchors
 // changed: the catalog holds them); the test fails when it is stale.
 pub(crate) const PATTERNS_HASH: u64 = 0xf6b8728a7dc025d3;
+pub(crate) const INPUTS_HASH: u64 = 0x25e4545e8ae3a38f;
 pub(crate) const STRONG: &[&str] = &[
     "**",
     "[0,",

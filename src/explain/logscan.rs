@@ -18,7 +18,8 @@
 //! [`MAX_LINE`], the window of that size around each hit. The cover of the built-in catalog is
 //! computed by src/explain/cover.rs and committed (src/explain/cover_built.rs). Line numbers come
 //! from counting newlines with memchr. Each distinct match is reported once, with its count and
-//! first line.
+//! first line. The built-in catalog itself is loaded at the first candidate line
+//! ([`EmbeddedCatalog`]): a log without one costs the filter's tables and no more.
 
 use std::collections::HashMap;
 use std::io::Read;
@@ -48,9 +49,10 @@ const SEGMENT: u64 = 16 << 20;
 /// Files smaller than this are scanned on one thread.
 const PARALLEL_FROM: u64 = 64 << 20;
 
-/// The compatibility matrix that matched lines are explained with (some enrichers read it).
-/// The built-in one ([`EmbeddedMatrix`]) is loaded only when a line first matches: parsing it
-/// was 36 M instructions, a fifth of the start-up of `explain --log` on a log with no error.
+/// The compatibility matrix that matched lines are explained with (two enrichers read it).
+/// The built-in one ([`EmbeddedMatrix`]) is loaded only when one of those first reads it:
+/// parsing it was 36 M instructions, a fifth of the start-up of `explain --log` on a log with no
+/// error, and as much again at the first matched line of a log with one.
 pub trait MatrixSource {
     /// `None`: it cannot be loaded.
     fn matrix(&self) -> Option<&Matrix>;
@@ -104,9 +106,7 @@ fn head_not_text(head: &[u8]) -> bool {
 }
 
 pub fn scan<R: Read>(r: R, m: &dyn MatrixSource) -> std::io::Result<ScanResult> {
-    let cat = super::embedded_catalog()
-        .ok_or_else(|| std::io::Error::other("the built-in explain catalog is broken"))?;
-    scan_with(r, m, cat)
+    scan_with(r, m, &EmbeddedCatalog)
 }
 
 /// The weak literals ([`Cover::weak`]) and the patterns each stands for: a line passes when it
@@ -127,14 +127,91 @@ struct WeakWords {
     /// the literal of, when they have no word): their literal's item, their words' items, their
     /// shorter words. The last entry: patterns checked always (no word, an empty literal).
     keyed: Vec<Vec<WeakPattern>>,
-    /// The short words' finders, each once.
-    finders: Vec<memchr::memmem::Finder<'static>>,
+    /// The words' finders, each once, each built at its first use ([`LazyFinder`]).
+    finders: Vec<LazyFinder>,
     /// Lines checked so far, and after how many the DFA is built.
     uses: std::sync::atomic::AtomicUsize,
     dfa_after: usize,
     /// Per weak literal (in the cover's order), when it stands for at most [`FEW`] patterns:
     /// those patterns, each as the finders of all its words, longest first ([`WeakWords::quick`]).
     quick: Vec<Option<Vec<Vec<usize>>>>,
+}
+
+/// A [`WeakWords`] built at its first use: a log whose lines hold no weak literal (or, for the
+/// masked cover, no shape seen twice) never needs it; building the two was 12 M instructions of
+/// every start.
+/// The cover's weak literals, each with the words of the patterns it stands for.
+type WeakList = Vec<(String, Vec<Vec<String>>)>;
+
+struct LazyWeak {
+    /// Shared by the prefilter and its shape check.
+    weak: std::sync::Arc<WeakList>,
+    dfa_after: usize,
+    /// Every literal and word masked ([`shapes::mask`]) when it is built.
+    masked: bool,
+    built: std::sync::OnceLock<WeakWords>,
+}
+
+impl LazyWeak {
+    fn new(weak: std::sync::Arc<WeakList>, dfa_after: usize, masked: bool) -> LazyWeak {
+        LazyWeak {
+            weak,
+            dfa_after,
+            masked,
+            built: std::sync::OnceLock::new(),
+        }
+    }
+
+    fn get(&self) -> &WeakWords {
+        self.built.get_or_init(|| {
+            if !self.masked {
+                return WeakWords::with_dfa_after(&self.weak, self.dfa_after);
+            }
+            let weak: WeakList = self
+                .weak
+                .iter()
+                .map(|(x, of)| {
+                    (
+                        mask_text(x),
+                        of.iter()
+                            .map(|ws| ws.iter().map(|w| mask_text(w)).collect())
+                            .collect(),
+                    )
+                })
+                .collect();
+            WeakWords::with_dfa_after(&weak, self.dfa_after)
+        })
+    }
+}
+
+/// A text with every byte masked ([`shapes::mask`]).
+fn mask_text(x: &str) -> String {
+    String::from_utf8_lossy(&x.bytes().map(shapes::mask).collect::<Vec<u8>>()).into_owned()
+}
+
+/// A substring searcher built at its first use: building the weak literals' words' finders
+/// eagerly (several hundred, each a Two-Way table and a prefilter) was 14 M instructions of every
+/// start, and a log whose lines hold no weak literal uses none of them.
+struct LazyFinder {
+    word: Box<[u8]>,
+    finder: std::sync::OnceLock<memchr::memmem::Finder<'static>>,
+}
+
+impl LazyFinder {
+    fn new(word: &str) -> LazyFinder {
+        LazyFinder {
+            word: word.as_bytes().into(),
+            finder: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// Whether the word occurs in `hay`.
+    fn is_in(&self, hay: &[u8]) -> bool {
+        self.finder
+            .get_or_init(|| memchr::memmem::Finder::new(&self.word).into_owned())
+            .find(hay)
+            .is_some()
+    }
 }
 
 /// A weak literal standing for this many patterns or fewer is checked alone, at its hit, by a
@@ -167,6 +244,7 @@ struct WeakScratch {
 }
 
 impl WeakWords {
+    #[cfg(test)]
     fn new(weak: &[(String, Vec<Vec<String>>)]) -> WeakWords {
         Self::with_dfa_after(weak, DFA_AFTER)
     }
@@ -174,24 +252,26 @@ impl WeakWords {
     /// [`WeakWords::new`] that searches with a quick-to-build automaton (a contiguous NFA) for
     /// its first `dfa_after` lines, then with a DFA (faster to run: a few instructions a byte, but
     /// 33 M instructions to build).
-    fn with_dfa_after(weak: &[(String, Vec<Vec<String>>)], dfa_after: usize) -> WeakWords {
-        let mut ids: HashMap<String, usize> = HashMap::new();
+    fn with_dfa_after<'w>(weak: &'w [(String, Vec<Vec<String>>)], dfa_after: usize) -> WeakWords {
+        // Keyed by the cover's own strings (allocating a key per word was most of this
+        // function's 18 M instructions at every start).
+        let mut ids: HashMap<&str, usize> = HashMap::new();
         let mut items: Vec<String> = Vec::new();
         // The item of a text, numbered at its first sight; `usize::MAX` for an empty one (in
         // every line).
-        let mut item = |s: &str, items: &mut Vec<String>| -> usize {
+        let mut item = |s: &'w str, items: &mut Vec<String>| -> usize {
             if s.is_empty() {
                 return usize::MAX;
             }
-            *ids.entry(s.to_string()).or_insert_with(|| {
+            *ids.entry(s).or_insert_with(|| {
                 items.push(s.to_string());
                 items.len() - 1
             })
         };
         let mut keys = Vec::new();
         // One finder a short word (`to`, `the`, `is` are in hundreds of patterns).
-        let mut finder_ids: HashMap<String, usize> = HashMap::new();
-        let mut finders: Vec<memchr::memmem::Finder<'static>> = Vec::new();
+        let mut finder_ids: HashMap<&str, usize> = HashMap::new();
+        let mut finders: Vec<LazyFinder> = Vec::new();
         let mut quick = Vec::new();
         for (x, pats) in weak {
             quick.push((pats.len() <= FEW).then(|| {
@@ -200,11 +280,9 @@ impl WeakWords {
                         let mut ws: Vec<&String> = ws.iter().filter(|w| !w.is_empty()).collect();
                         ws.sort_by_key(|w| std::cmp::Reverse(w.len()));
                         ws.iter()
-                            .map(|w| {
-                                *finder_ids.entry(w.to_string()).or_insert_with(|| {
-                                    finders.push(
-                                        memchr::memmem::Finder::new(w.as_bytes()).into_owned(),
-                                    );
+                            .map(|&w| {
+                                *finder_ids.entry(w.as_str()).or_insert_with(|| {
+                                    finders.push(LazyFinder::new(w));
                                     finders.len() - 1
                                 })
                             })
@@ -226,13 +304,12 @@ impl WeakWords {
                 };
                 let pattern = WeakPattern {
                     literal,
-                    words: long.iter().map(|w| item(w, &mut items)).collect(),
+                    words: long.iter().map(|&w| item(w, &mut items)).collect(),
                     short: short
                         .iter()
-                        .map(|w| {
-                            *finder_ids.entry(w.to_string()).or_insert_with(|| {
-                                finders
-                                    .push(memchr::memmem::Finder::new(w.as_bytes()).into_owned());
+                        .map(|&w| {
+                            *finder_ids.entry(w.as_str()).or_insert_with(|| {
+                                finders.push(LazyFinder::new(w));
                                 finders.len() - 1
                             })
                         })
@@ -273,7 +350,7 @@ impl WeakWords {
         let pats = self.quick.get(lit)?.as_ref()?;
         Some(pats.iter().any(|ws| {
             ws.iter()
-                .all(|&f| self.finders.get(f).is_some_and(|f| f.find(line).is_some()))
+                .all(|&f| self.finders.get(f).is_some_and(|f| f.is_in(line)))
         }))
     }
 
@@ -327,7 +404,7 @@ impl WeakWords {
                     && p.words.iter().all(|&w| has(w))
                     && p.short
                         .iter()
-                        .all(|&f| self.finders.get(f).is_some_and(|f| f.find(line).is_some()))
+                        .all(|&f| self.finders.get(f).is_some_and(|f| f.is_in(line)))
             });
         for &i in &s.seen {
             if let Some(p) = s.present.get_mut(i) {
@@ -345,7 +422,7 @@ struct Prefilter {
     /// How many of the filter's literals are strong (a weak literal's number in [`Bigrams`] is
     /// this plus its number in the cover).
     strong: usize,
-    weak: WeakWords,
+    weak: LazyWeak,
     /// What lowercasing ASCII does not see through: an ANSI escape (normalising drops the
     /// sequence, which may join the pieces of a literal) and the Kelvin sign and capital dotted
     /// I (they lowercase to the ASCII `k` and `i`). A line holding one is checked again,
@@ -361,7 +438,7 @@ struct Prefilter {
 /// nothing in holds nothing that the real cover would find in any line of that shape.
 struct ShapeCheck {
     bigrams: Bigrams,
-    weak: WeakWords,
+    weak: LazyWeak,
     /// Per strong literal: whether its mask holds a `0` (a line of a shape holding it may not
     /// hold the literal).
     digits: Vec<bool>,
@@ -413,22 +490,74 @@ fn cover_patterns(cat: &Catalog) -> Vec<&str> {
 /// The committed cover, when `cat`'s patterns are the ones it was computed from (the built-in
 /// catalog, or a copy of it given with `--catalog`).
 fn built_cover(cat: &Catalog) -> Option<Cover> {
-    use super::catalog::built;
-    if super::cover::patterns_hash(&cover_patterns(cat)) != built::PATTERNS_HASH {
+    if super::cover::patterns_hash(&cover_patterns(cat)) != super::catalog::built::PATTERNS_HASH {
         return None;
     }
+    Some(committed_cover())
+}
+
+/// The committed cover (src/explain/cover_built.rs).
+fn committed_cover() -> Cover {
+    use super::catalog::built;
     let owned = |v: &[&str]| -> Vec<String> { v.iter().map(|x| x.to_string()).collect() };
-    Some(Cover {
+    Cover {
         strong: owned(built::STRONG),
         weak: built::WEAK
             .iter()
             .map(|(x, of)| (x.to_string(), of.iter().map(|w| owned(w)).collect()))
             .collect(),
-    })
+    }
+}
+
+/// The catalog a scan matches its candidate lines with: one at hand ([`Catalog`]), or the
+/// built-in one, loaded at the first candidate line ([`EmbeddedCatalog`]).
+pub trait CatalogSource: Sync {
+    /// `None`: it cannot be loaded.
+    fn catalog(&self) -> Option<&Catalog>;
+
+    /// Whether the prefilter's cover is the committed one (src/explain/cover_built.rs), known
+    /// without loading the catalog.
+    fn has_committed_cover(&self) -> bool {
+        false
+    }
+}
+
+impl CatalogSource for Catalog {
+    fn catalog(&self) -> Option<&Catalog> {
+        Some(self)
+    }
+}
+
+/// The built-in catalog, loaded when a line first needs it: loading it (the signatures, the
+/// knowledge's patterns, the message families) was most of `explain --log`'s start-up, and a log
+/// without a candidate line needs none of it. Its cover is the committed one when that was
+/// computed from the files this binary embeds ([`super::catalog::built_cover_is_current`]);
+/// otherwise the catalog is loaded at the start, as any other, and the cover checked against it.
+pub struct EmbeddedCatalog;
+
+impl CatalogSource for EmbeddedCatalog {
+    fn catalog(&self) -> Option<&Catalog> {
+        super::embedded_catalog()
+    }
+
+    fn has_committed_cover(&self) -> bool {
+        super::catalog::built_cover_is_current()
+    }
+}
+
+/// The error of a scan whose catalog could not be loaded.
+fn no_catalog() -> std::io::Error {
+    std::io::Error::other(
+        "internal error: the built-in explain catalog does not load; please report it",
+    )
 }
 
 impl Prefilter {
-    fn new(cat: &Catalog) -> std::io::Result<Prefilter> {
+    fn new(source: &dyn CatalogSource) -> std::io::Result<Prefilter> {
+        if source.has_committed_cover() {
+            return Self::of_owned_cover(committed_cover());
+        }
+        let cat = source.catalog().ok_or_else(no_catalog)?;
         // The built-in catalog's cover is the committed one (catalog::built); any other's is
         // computed, once a process for the built-in one (the fuzzers scan thousands of times).
         static EMBEDDED: std::sync::OnceLock<Cover> = std::sync::OnceLock::new();
@@ -442,16 +571,22 @@ impl Prefilter {
     }
 
     fn of_cover(cover: &Cover) -> std::io::Result<Prefilter> {
-        let strong: Vec<&str> = cover.strong.iter().map(String::as_str).collect();
-        let weak: Vec<&str> = cover.weak.iter().map(|(x, _)| x.as_str()).collect();
+        Self::of_owned_cover(cover.clone())
+    }
+
+    fn of_owned_cover(cover: Cover) -> std::io::Result<Prefilter> {
+        let Cover { strong, weak } = cover;
+        let weak = std::sync::Arc::new(weak);
+        let strong_lits: Vec<&str> = strong.iter().map(String::as_str).collect();
+        let weak_lits: Vec<&str> = weak.iter().map(|(x, _)| x.as_str()).collect();
         let hidden = AhoCorasick::new(["\u{1b}", "\u{212a}", "\u{130}"])
             .map_err(|e| std::io::Error::other(e.to_string()))?;
         Ok(Prefilter {
-            bigrams: Bigrams::new(&strong, &weak),
+            bigrams: Bigrams::new(&strong_lits, &weak_lits),
             strong: strong.len(),
-            weak: WeakWords::new(&cover.weak),
+            shapes: ShapeCheck::of_cover(&strong, &weak),
+            weak: LazyWeak::new(weak, DFA_AFTER, false),
             hidden,
-            shapes: ShapeCheck::of_cover(cover),
         })
     }
 
@@ -548,7 +683,7 @@ impl Prefilter {
         if weak {
             s.line.clear();
             s.line.extend(shape.iter().map(u8::to_ascii_lowercase));
-            if sc.weak.holds(&s.line, &mut s.weak) {
+            if sc.weak.get().holds(&s.line, &mut s.weak) {
                 return Verdict::Dirty;
             }
         }
@@ -568,7 +703,7 @@ impl Prefilter {
     fn holds_normalised(&self, line: &[u8], s: &mut Scratch) -> bool {
         let n = super::catalog::normalise(&String::from_utf8_lossy(line));
         let n = n.as_bytes();
-        self.bigrams.holds_strong(n, &mut s.filter) || self.weak.holds(n, &mut s.weak)
+        self.bigrams.holds_strong(n, &mut s.filter) || self.weak.get().holds(n, &mut s.weak)
     }
 
     /// The start of every line of `text` (whole lines) that holds a literal, ascending, each
@@ -703,7 +838,8 @@ impl Prefilter {
                     let mut alone = Some(false);
                     bigrams.each_at(block, p, buckets, |i, is_weak| {
                         if is_weak {
-                            alone = match (alone, weak.quick(i.saturating_sub(n_strong), line)) {
+                            let q = weak.get().quick(i.saturating_sub(n_strong), line);
+                            alone = match (alone, q) {
                                 (Some(a), Some(b)) => Some(a || b),
                                 _ => None,
                             };
@@ -716,7 +852,7 @@ impl Prefilter {
                         }
                         Some(false) => weak_from = p + 1,
                         None => {
-                            if weak.holds(line, ws) {
+                            if weak.get().holds(line, ws) {
                                 starts.push(from + start);
                             }
                             weak_from = (stop + 1).min(p + MAX_LINE / 2).max(p + 1);
@@ -738,38 +874,25 @@ impl Prefilter {
 
 impl ShapeCheck {
     /// The masked cover's filter; `None` when a literal or a word holds `\n` or `\r`.
-    fn of_cover(cover: &Cover) -> Option<ShapeCheck> {
-        let masked = |x: &str| -> String {
-            String::from_utf8_lossy(&x.bytes().map(shapes::mask).collect::<Vec<u8>>()).into_owned()
-        };
+    fn of_cover(strong: &[String], weak: &std::sync::Arc<WeakList>) -> Option<ShapeCheck> {
+        let masked = mask_text;
         let breaks = |x: &String| x.bytes().any(|b| b == b'\n' || b == b'\r');
-        if cover.strong.iter().any(breaks)
-            || cover
-                .weak
+        if strong.iter().any(breaks)
+            || weak
                 .iter()
                 .any(|(x, of)| breaks(x) || of.iter().flatten().any(breaks))
         {
             return None;
         }
-        let strong: Vec<String> = cover.strong.iter().map(|x| masked(x)).collect();
-        let weak: Vec<(String, Vec<Vec<String>>)> = cover
-            .weak
-            .iter()
-            .map(|(x, of)| {
-                (
-                    masked(x),
-                    of.iter()
-                        .map(|ws| ws.iter().map(|w| masked(w)).collect())
-                        .collect(),
-                )
-            })
-            .collect();
-        let weak_lits: Vec<&str> = weak.iter().map(|(x, _)| x.as_str()).collect();
+        let strong: Vec<String> = strong.iter().map(|x| masked(x)).collect();
+        let weak_lits: Vec<String> = weak.iter().map(|(x, _)| masked(x)).collect();
         let strong: Vec<&str> = strong.iter().map(String::as_str).collect();
+        let weak_lits: Vec<&str> = weak_lits.iter().map(String::as_str).collect();
         Some(ShapeCheck {
             bigrams: Bigrams::new(&strong, &weak_lits),
-            // Checked once a shape: an automaton quick to build (the DFA took 33 M instructions).
-            weak: WeakWords::with_dfa_after(&weak, usize::MAX),
+            // Checked once a shape: an automaton quick to build (the DFA took 33 M instructions);
+            // the words masked when it is built.
+            weak: LazyWeak::new(std::sync::Arc::clone(weak), usize::MAX, true),
             digits: strong.iter().map(|x| x.contains('0')).collect(),
         })
     }
@@ -805,24 +928,51 @@ fn candidate_lines(
     before + memchr::memchr_iter(b'\n', text.get(counted_to..).unwrap_or(&[])).count() as u64
 }
 
+/// The signatures a line matches ([`Catalog::matches`]); none when the catalog cannot be loaded
+/// (the collector then says so).
+fn matches(cat: &dyn CatalogSource, line: &str) -> Vec<usize> {
+    cat.catalog().map(|c| c.matches(line)).unwrap_or_default()
+}
+
+/// A matrix source that remembers whether it failed to give the matrix (an enricher that reads
+/// it then has no matrix; the scan reports that as an internal error).
+struct Watched<'a> {
+    inner: &'a dyn MatrixSource,
+    failed: std::cell::Cell<bool>,
+}
+
+impl MatrixSource for Watched<'_> {
+    fn matrix(&self) -> Option<&Matrix> {
+        let m = self.inner.matrix();
+        if m.is_none() {
+            self.failed.set(true);
+        }
+        m
+    }
+}
+
 /// Matches candidate lines in their order (the kernel-log parser keeps state across lines) and
 /// merges what they show: each distinct match once, with its count and first line.
 struct Collector<'a> {
-    cat: &'a Catalog,
-    matrix: &'a dyn MatrixSource,
-    /// A candidate line matched and the matrix could not be had.
-    no_matrix: bool,
+    cat: &'a dyn CatalogSource,
+    /// A candidate line came and the catalog could not be loaded.
+    no_catalog: bool,
+    /// Loaded by the enrichers that read it, at their first line.
+    matrix: Watched<'a>,
     parser: LogParser,
     found: HashMap<String, usize>,
     out: Vec<Match>,
 }
 
 impl<'a> Collector<'a> {
-    fn new(cat: &'a Catalog, matrix: &'a dyn MatrixSource) -> Self {
+    fn new(cat: &'a dyn CatalogSource, matrix: &'a dyn MatrixSource) -> Self {
         Collector {
             cat,
-            matrix,
-            no_matrix: false,
+            no_catalog: false,
+            matrix: Watched {
+                inner: matrix,
+                failed: std::cell::Cell::new(false),
+            },
             parser: LogParser::new(),
             found: HashMap::new(),
             out: Vec::new(),
@@ -831,17 +981,17 @@ impl<'a> Collector<'a> {
 
     fn line(&mut self, line_no: u64, raw: &[u8]) {
         let text = String::from_utf8_lossy(raw);
-        let hits = self.cat.matches(&text);
+        let hits = matches(self.cat, &text);
         self.line_of(line_no, &text, hits);
     }
 
     /// A line whose matching signatures are known (`hits`, none skipped).
     fn line_of(&mut self, line_no: u64, text: &str, hits: Vec<usize>) {
-        let Some(matrix) = self.matrix.matrix() else {
-            self.no_matrix = true;
+        let Some(cat) = self.cat.catalog() else {
+            self.no_catalog = true;
             return;
         };
-        for mut x in line_matches_of(self.cat, text, hits, matrix, &mut self.parser) {
+        for mut x in line_matches_of(cat, text, hits, &self.matrix, &mut self.parser) {
             match self.found.get(&x.key) {
                 Some(&i) => {
                     if let Some(e) = self.out.get_mut(i) {
@@ -859,7 +1009,10 @@ impl<'a> Collector<'a> {
     }
 
     fn finish(mut self, lines: u64, bytes: u64, not_text: bool) -> std::io::Result<ScanResult> {
-        if self.no_matrix {
+        if self.no_catalog {
+            return Err(no_catalog());
+        }
+        if self.matrix.failed.get() {
             return Err(std::io::Error::other(
                 "internal error: the built-in compatibility matrix does not load; please report it",
             ));
@@ -878,7 +1031,7 @@ impl<'a> Collector<'a> {
 pub fn scan_with<R: Read>(
     r: R,
     m: &dyn MatrixSource,
-    cat: &Catalog,
+    cat: &dyn CatalogSource,
 ) -> std::io::Result<ScanResult> {
     let pre = Prefilter::new(cat)?;
     let mut col = Collector::new(cat, m);
@@ -925,7 +1078,7 @@ fn scan_threads(threads: usize) -> usize {
 pub fn scan_stream<R: Read + Send>(
     r: R,
     m: &dyn MatrixSource,
-    cat: &Catalog,
+    cat: &dyn CatalogSource,
     threads: usize,
 ) -> std::io::Result<ScanResult> {
     scan_stream_in(r, m, cat, scan_threads(threads), PIPE_BLOCK)
@@ -935,7 +1088,7 @@ pub fn scan_stream<R: Read + Send>(
 fn scan_stream_in<R: Read + Send>(
     r: R,
     m: &dyn MatrixSource,
-    cat: &Catalog,
+    cat: &dyn CatalogSource,
     threads: usize,
     block: usize,
 ) -> std::io::Result<ScanResult> {
@@ -1013,7 +1166,7 @@ struct Source<R> {
 /// it, and sends what it holds (the lines that match), until the stream ends.
 fn read_and_scan<R: Read>(
     pre: &Prefilter,
-    cat: &Catalog,
+    cat: &dyn CatalogSource,
     src: &std::sync::Mutex<Source<R>>,
     done: &std::sync::mpsc::Sender<std::io::Result<Scanned>>,
     block: usize,
@@ -1049,7 +1202,7 @@ fn read_and_scan<R: Read>(
         let mut cands = Vec::new();
         let nl = candidate_lines(pre, &buf, &mut scratch, |before, raw| {
             let text = String::from_utf8_lossy(raw);
-            let hits = cat.matches(&text);
+            let hits = matches(cat, &text);
             if !hits.is_empty() {
                 cands.push((before, text.into_owned(), hits));
             }
@@ -1208,7 +1361,7 @@ impl Read for Range<'_> {
 pub fn scan_file(
     f: std::fs::File,
     m: &dyn MatrixSource,
-    cat: &Catalog,
+    cat: &dyn CatalogSource,
     threads: usize,
 ) -> std::io::Result<ScanResult> {
     let meta = f.metadata()?;
@@ -1273,7 +1426,7 @@ fn scan_parallel(
     f: &std::fs::File,
     len: u64,
     m: &dyn MatrixSource,
-    cat: &Catalog,
+    cat: &dyn CatalogSource,
     threads: usize,
     segment: u64,
 ) -> std::io::Result<ScanResult> {
@@ -1309,7 +1462,7 @@ fn scan_parallel(
                         // thread, not in the one-thread matching after.
                         let (nl, _, last) = stream_candidates(range, pre, |before, raw| {
                             let text = String::from_utf8_lossy(raw);
-                            let hits = cat.matches(&text);
+                            let hits = matches(cat, &text);
                             if !hits.is_empty() {
                                 cands.push((before, text.into_owned(), hits))
                             }
@@ -1367,7 +1520,7 @@ pub enum Stdin {
 /// Reads standard input as `explain` does: a paste whole, anything longer scanned as a log to
 /// its end (no cap). A regular file on standard input (`explain < FILE`) is scanned as
 /// [`scan_file`] scans it, by several threads, when it is read from its start.
-pub fn read_stdin(m: &dyn MatrixSource, cat: &Catalog) -> std::io::Result<Stdin> {
+pub fn read_stdin(m: &dyn MatrixSource, cat: &dyn CatalogSource) -> std::io::Result<Stdin> {
     if let Some(r) = stdin_as_file(m, cat, PASTE_MAX as u64)? {
         return Ok(Stdin::Log(r));
     }
@@ -1389,7 +1542,7 @@ pub fn read_stdin(m: &dyn MatrixSource, cat: &Catalog) -> std::io::Result<Stdin>
 }
 
 /// `explain --log -`: standard input scanned as a log, whatever its size.
-pub fn scan_stdin(m: &dyn MatrixSource, cat: &Catalog) -> std::io::Result<ScanResult> {
+pub fn scan_stdin(m: &dyn MatrixSource, cat: &dyn CatalogSource) -> std::io::Result<ScanResult> {
     match stdin_as_file(m, cat, 0)? {
         Some(r) => Ok(r),
         None => scan_stream(std::io::stdin(), m, cat, 0),
@@ -1401,7 +1554,7 @@ pub fn scan_stdin(m: &dyn MatrixSource, cat: &Catalog) -> std::io::Result<ScanRe
 #[cfg(unix)]
 fn stdin_as_file(
     m: &dyn MatrixSource,
-    cat: &Catalog,
+    cat: &dyn CatalogSource,
     over: u64,
 ) -> std::io::Result<Option<ScanResult>> {
     use std::io::Seek;
@@ -1430,7 +1583,11 @@ fn stdin_as_file(
 }
 
 #[cfg(not(unix))]
-fn stdin_as_file(_: &dyn MatrixSource, _: &Catalog, _: u64) -> std::io::Result<Option<ScanResult>> {
+fn stdin_as_file(
+    _: &dyn MatrixSource,
+    _: &dyn CatalogSource,
+    _: u64,
+) -> std::io::Result<Option<ScanResult>> {
     Ok(None)
 }
 

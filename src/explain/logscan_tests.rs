@@ -470,6 +470,7 @@ fn the_built_cover_is_the_computed_one() {
     let text = crate::explain::cover::render_rust(
         &now,
         crate::explain::cover::patterns_hash(&cover_patterns(cat)),
+        crate::explain::catalog::cover_inputs(),
         &crate::explain::catalog::kernel_anchors_normalised(),
     );
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/src/explain/cover_built.rs");
@@ -486,6 +487,14 @@ fn the_built_cover_is_the_computed_one() {
     assert!(built.strong.len() > 50);
     assert_eq!(built.strong, now.strong);
     assert_eq!(built.weak, now.weak);
+    // The built-in catalog's scan uses it without loading the catalog.
+    assert!(
+        EmbeddedCatalog.has_committed_cover(),
+        "the committed cover is for the files this binary embeds"
+    );
+    let known = committed_cover();
+    assert_eq!(known.strong, now.strong);
+    assert_eq!(known.weak, now.weak);
     let mut other = Catalog::embedded().unwrap();
     other.signatures[0]
         .patterns

@@ -389,7 +389,7 @@ pub fn line_matches_of(
     cat: &catalog::Catalog,
     line: &str,
     hits: Vec<usize>,
-    m: &crate::matrix::Matrix,
+    m: &dyn logscan::MatrixSource,
     parser: &mut crate::faults::logparse::LogParser,
 ) -> Vec<Match> {
     let mut out: Vec<Match> = Vec::new();
@@ -487,7 +487,7 @@ pub fn line_matches_of(
 fn enriched_reading(
     sig: &catalog::Signature,
     line: &str,
-    m: &crate::matrix::Matrix,
+    m: &dyn logscan::MatrixSource,
     parser: &mut crate::faults::logparse::LogParser,
 ) -> Option<Vec<Match>> {
     match sig.signal {

@@ -11,6 +11,7 @@ use regex::Regex;
 use serde_json::json;
 
 use super::codes;
+use super::logscan::MatrixSource;
 use super::Match;
 use crate::compat::{best_torch, DriverFacts};
 use crate::faults::logparse::{LogEvent, LogParser};
@@ -21,7 +22,15 @@ use crate::vocab::{Category, Severity};
 /// What a signature's enricher found in one line: `None` when it found nothing to add (the
 /// catalog's own text stands), else the matches to report instead (none: the line is not this
 /// signature after all, as an NVRM line that is no event).
-pub fn enrich(name: &str, line: &str, m: &Matrix, parser: &mut LogParser) -> Option<Vec<Match>> {
+///
+/// The matrix is loaded only by the enrichers that read it (`m.matrix()`): parsing the built-in
+/// one was 37 M instructions at a log's first matched line.
+pub fn enrich(
+    name: &str,
+    line: &str,
+    m: &dyn MatrixSource,
+    parser: &mut LogParser,
+) -> Option<Vec<Match>> {
     let one = |x: Option<Match>| x.map(|x| vec![x]);
     match name {
         "torch_oom" => one(torch_oom(line)),
@@ -594,7 +603,7 @@ fn host_allocator_oom(line: &str) -> Option<Match> {
     Some(x)
 }
 
-fn driver_too_old(line: &str, m: &Matrix) -> Option<Match> {
+fn driver_too_old(line: &str, m: &dyn MatrixSource) -> Option<Match> {
     let raw = grab1(line, r"(?i)found version (\d+)")?;
     let n: i32 = raw.parse().ok()?;
     let v = CudaVersion::from_api(n)?;
@@ -603,7 +612,7 @@ fn driver_too_old(line: &str, m: &Matrix) -> Option<Match> {
         cuda: Some(v),
         os: Os::Linux,
     };
-    let alt = best_torch(m, &d, &[]);
+    let alt = best_torch(m.matrix()?, &d, &[]);
     let mut cmds = vec![];
     let mut fix = format!("Install a driver for the CUDA your PyTorch build uses (gpudoctor check names it), or a PyTorch built for CUDA {v} or older");
     if let Some((row, var)) = alt {
@@ -625,10 +634,11 @@ fn driver_too_old(line: &str, m: &Matrix) -> Option<Match> {
     )
 }
 
-fn sm_incompatible(line: &str, m: &Matrix) -> Option<Match> {
+fn sm_incompatible(line: &str, m: &dyn MatrixSource) -> Option<Match> {
     let sm = grab1(line, r"(?i)capability (sm_\d+[af]?)")?.to_ascii_lowercase();
     let sm = sm.as_str();
     let (maj, min) = split_cc(sm)?;
+    let m = m.matrix()?;
     let cc = format!("{maj}.{min}");
     let arch = m.arch_of_cc(&cc).unwrap_or("this");
     let supported: Vec<String> = line
