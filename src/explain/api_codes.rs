@@ -102,26 +102,7 @@ fn with_alternates(m: Match, f: &Family) -> Vec<Match> {
     if let Some(first) = out.first_mut() {
         first.confidence = "medium";
     }
-    for alt in &sig.also {
-        let mut x = Match::new(
-            "signature",
-            json!(sig.id),
-            format!("{} (less often: {})", sig.name, alt.as_str()),
-            *alt,
-            format!(
-                "{} can also come from {}; to tell them apart: {}",
-                sig.name,
-                alt.as_str(),
-                sig.tell_apart.join("; ")
-            ),
-        )
-        .severity(sig.severity)
-        .key(format!("alt:{}:{}", sig.id, alt.as_str()));
-        x.fix = sig.fix.clone();
-        x.rank = sig.rank.saturating_sub(30);
-        x.confidence = "low";
-        out.push(x);
-    }
+    out.extend(sig.also.iter().map(|alt| super::less_often(sig, *alt)));
     out
 }
 

@@ -442,23 +442,7 @@ pub fn line_matches_of(
         }
         // The less common causes of an ambiguous symptom, after the common one.
         for alt in &sig.also {
-            let mut x = Match::new(
-                "signature",
-                serde_json::json!(sig.id),
-                format!("{} (less often: {})", sig.name, alt.as_str()),
-                *alt,
-                format!(
-                    "{} can also come from {}; to tell them apart: {}",
-                    sig.name,
-                    alt.as_str(),
-                    sig.tell_apart.join("; ")
-                ),
-            )
-            .severity(sig.severity)
-            .key(format!("alt:{}:{}", sig.id, alt.as_str()));
-            x.fix = sig.fix.clone();
-            x.rank = sig.rank.saturating_sub(30);
-            x.confidence = "low";
+            let mut x = less_often(sig, *alt);
             x.text = Some(crate::sanitize::clean_line(line.trim(), 300));
             if !out.iter().any(|o| o.key == x.key) {
                 out.push(x);
@@ -707,4 +691,27 @@ pub fn render(input_label: &str, matches: &[Match], lines: Option<u64>) -> Strin
         s.push('\n');
     }
     s
+}
+
+/// The reading of an ambiguous signature's less common cause `alt`, after its common one: low
+/// confidence, ranked below it, with the signature's fix and how to tell the causes apart.
+pub(crate) fn less_often(sig: &catalog::Signature, alt: Category) -> Match {
+    let mut x = Match::new(
+        "signature",
+        serde_json::json!(sig.id),
+        format!("{} (less often: {})", sig.name, alt.as_str()),
+        alt,
+        format!(
+            "{} can also come from {}; to tell them apart: {}",
+            sig.name,
+            alt.as_str(),
+            sig.tell_apart.join("; ")
+        ),
+    )
+    .severity(sig.severity)
+    .key(format!("alt:{}:{}", sig.id, alt.as_str()));
+    x.fix = sig.fix.clone();
+    x.rank = sig.rank.saturating_sub(30);
+    x.confidence = "low";
+    x
 }
