@@ -271,13 +271,7 @@ pub fn names_gpu_code(line: &str) -> bool {
         || OTHER_GPU_DRIVERS
             .iter()
             .chain(&["nouveau", "ttm", "drm", "drm_kms_helper", "gpu_sched"])
-            .any(|m| {
-                line.match_indices(m).any(|(i, _)| {
-                    i > 0
-                        && line.as_bytes().get(i - 1) == Some(&b'[')
-                        && line.as_bytes().get(i + m.len()) == Some(&b']')
-                })
-            })
+            .any(|m| line.contains(&format!("[{m}]")))
 }
 
 /// Whether nouveau printed the line (its device prefix: "nouveau 0000:01:00.0: Direct firmware

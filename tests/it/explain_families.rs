@@ -723,11 +723,7 @@ fn ordinary_lines_with_the_same_words_are_not_the_system_families() {
         "NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>",
         "NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>",
     ] {
-        let hit: Vec<String> = explain_text(line, &m)
-            .iter()
-            .filter(|x| ours.iter().any(|o| x.code == *o))
-            .map(|x| x.code.to_string())
-            .collect();
+        let hit = read_as(line, &ours, &m);
         assert!(hit.is_empty(), "{line:?} read as {hit:?}");
     }
 }
@@ -865,11 +861,7 @@ fn the_toolkit_and_driver_check_signatures_leave_their_decoys_alone() {
         "The CUDA driver was loaded: version 12.4 supports CUDA 12.4",
         "CUDA driver 12.4.0 is compatible with the CUDA toolkit 12.3.2",
     ] {
-        let hit: Vec<String> = explain_text(line, &m)
-            .iter()
-            .filter(|x| ours.iter().any(|o| x.code == *o))
-            .map(|x| x.code.to_string())
-            .collect();
+        let hit = read_as(line, &ours, &m);
         assert!(hit.is_empty(), "{line:?} read as {hit:?}");
     }
     for (line, code) in [
@@ -991,4 +983,13 @@ fn the_graphics_api_codes_leave_ordinary_text_alone() {
             v.iter().map(|x| &x.name).collect::<Vec<_>>()
         );
     }
+}
+
+/// The codes among `ours` that `explain` reads `line` as.
+fn read_as(line: &str, ours: &[&str], m: &Matrix) -> Vec<String> {
+    explain_text(line, m)
+        .iter()
+        .filter(|x| ours.iter().any(|o| x.code == *o))
+        .map(|x| x.code.to_string())
+        .collect()
 }
