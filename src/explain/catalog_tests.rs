@@ -326,3 +326,13 @@ proptest::proptest! {
         proptest::prop_assert_eq!(strip_log_prefix(&s), plain);
     }
 }
+
+#[test]
+fn a_quote_escaped_in_json_is_the_quote() {
+    assert_eq!(
+        normalise(r#""exec: \"nvidia-smi\": executable file not found in $PATH""#),
+        r#""exec: "nvidia-smi": executable file not found in $path""#
+    );
+    // A backslash before anything else stays (a Windows path).
+    assert_eq!(normalise(r"C:\Windows\x"), r"c:\windows\x");
+}

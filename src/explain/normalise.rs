@@ -37,6 +37,11 @@ pub fn normalise(s: &str) -> String {
             }
             continue;
         }
+        // A quote escaped by JSON or a Go %q string (Docker's and Kubernetes' errors quoted in
+        // their JSON logs: `exec: \"nvidia-smi\": executable file not found`) is the quote.
+        if c == '\\' && chars.peek() == Some(&'"') {
+            continue;
+        }
         let c = match c {
             '\u{2018}' | '\u{2019}' | '`' => '\'',
             '\u{201c}' | '\u{201d}' => '"',
