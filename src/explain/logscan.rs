@@ -135,6 +135,26 @@ struct WeakWords {
     /// Per weak literal (in the cover's order), when it stands for at most [`FEW`] patterns:
     /// those patterns, each as the finders of all its words, longest first ([`WeakWords::quick`]).
     quick: Vec<Option<Vec<Vec<usize>>>>,
+    /// Of the masked words checked on a line shape: the items and finders a hex token of a line
+    /// may hide ([`shapes::token_risky`]), counted as present when the shape holds a token.
+    /// Empty for the words checked on lines.
+    risky_items: Vec<usize>,
+    risky_finders: Vec<bool>,
+}
+
+/// Of masked words checked on line shapes: the items and the finders' words that a hex token
+/// of a line may hide ([`shapes::token_risky`]).
+fn risky(items: &[String], finders: &[LazyFinder]) -> (Vec<usize>, Vec<bool>) {
+    let lower = |x: &str| x.to_ascii_lowercase().into_bytes();
+    (
+        (0..items.len())
+            .filter(|&i| items.get(i).is_some_and(|x| shapes::token_risky(&lower(x))))
+            .collect(),
+        finders
+            .iter()
+            .map(|f| shapes::token_risky(&f.word.to_ascii_lowercase()))
+            .collect(),
+    )
 }
 
 /// A [`WeakWords`] built at its first use: a log whose lines hold no weak literal (or, for the
@@ -165,7 +185,7 @@ impl LazyWeak {
     fn get(&self) -> &WeakWords {
         self.built.get_or_init(|| {
             if !self.masked {
-                return WeakWords::with_dfa_after(&self.weak, self.dfa_after);
+                return WeakWords::with_dfa_after(&self.weak, self.dfa_after, false);
             }
             let weak: WeakList = self
                 .weak
@@ -179,7 +199,7 @@ impl LazyWeak {
                     )
                 })
                 .collect();
-            WeakWords::with_dfa_after(&weak, self.dfa_after)
+            WeakWords::with_dfa_after(&weak, self.dfa_after, true)
         })
     }
 }
@@ -246,13 +266,18 @@ struct WeakScratch {
 impl WeakWords {
     #[cfg(test)]
     fn new(weak: &[(String, Vec<Vec<String>>)]) -> WeakWords {
-        Self::with_dfa_after(weak, DFA_AFTER)
+        Self::with_dfa_after(weak, DFA_AFTER, false)
     }
 
     /// [`WeakWords::new`] that searches with a quick-to-build automaton (a contiguous NFA) for
     /// its first `dfa_after` lines, then with a DFA (faster to run: a few instructions a byte, but
-    /// 33 M instructions to build).
-    fn with_dfa_after<'w>(weak: &'w [(String, Vec<Vec<String>>)], dfa_after: usize) -> WeakWords {
+    /// 33 M instructions to build). `shapes`: the words are masked and checked on line shapes,
+    /// whose hex tokens may hide some of them (`risky_items`).
+    fn with_dfa_after<'w>(
+        weak: &'w [(String, Vec<Vec<String>>)],
+        dfa_after: usize,
+        shapes: bool,
+    ) -> WeakWords {
         // Keyed by the cover's own strings (allocating a key per word was most of this
         // function's 18 M instructions at every start).
         let mut ids: HashMap<&str, usize> = HashMap::new();
@@ -330,6 +355,11 @@ impl WeakWords {
         if keyed.get(always).is_some_and(|v| !v.is_empty()) {
             quick.iter_mut().for_each(|q| *q = None);
         }
+        let (risky_items, risky_finders) = if shapes {
+            risky(&items, &finders)
+        } else {
+            (Vec::new(), Vec::new())
+        };
         WeakWords {
             items,
             nfa: std::sync::OnceLock::new(),
@@ -339,6 +369,8 @@ impl WeakWords {
             keyed,
             finders,
             quick,
+            risky_items,
+            risky_finders,
         }
     }
 
@@ -393,6 +425,15 @@ impl WeakWords {
                 }
             }
         }
+        // A line shape holding a hex token may hide the risky items there: they count as present
+        // (and the patterns they key are checked).
+        let token = !self.risky_items.is_empty() && line.contains(&shapes::TOKEN);
+        if token {
+            for &i in &self.risky_items {
+                mark(i, s);
+            }
+        }
+        let token_finders = !self.risky_finders.is_empty() && line.contains(&shapes::TOKEN);
         let has = |i: usize| i == usize::MAX || s.present.get(i).copied().unwrap_or(false);
         let yes = s
             .seen
@@ -402,9 +443,10 @@ impl WeakWords {
             .any(|p| {
                 has(p.literal)
                     && p.words.iter().all(|&w| has(w))
-                    && p.short
-                        .iter()
-                        .all(|&f| self.finders.get(f).is_some_and(|f| f.is_in(line)))
+                    && p.short.iter().all(|&f| {
+                        (token_finders && self.risky_finders.get(f).copied().unwrap_or(true))
+                            || self.finders.get(f).is_some_and(|f| f.is_in(line))
+                    })
             });
         for &i in &s.seen {
             if let Some(p) = s.present.get_mut(i) {
@@ -437,11 +479,23 @@ struct Prefilter {
 /// The cover with every literal and word masked ([`shapes::mask`]): a line shape that this finds
 /// nothing in holds nothing that the real cover would find in any line of that shape.
 struct ShapeCheck {
+    /// The masked strong literals, then their hex-token variants ([`shapes::token_variants`]);
+    /// the masked weak literals.
     bigrams: Bigrams,
     weak: LazyWeak,
-    /// Per strong literal: whether its mask holds a `0` (a line of a shape holding it may not
-    /// hold the literal).
+    /// Per strong literal of `bigrams`: whether its mask holds a `0` or a token byte (a line of a
+    /// shape holding it may not hold the literal).
     digits: Vec<bool>,
+    /// Per strong literal of `bigrams`: the cover's literal it stands for.
+    origin: Vec<u32>,
+    /// The strong literals made only of hex digits (lowercase): one may be inside a hex token,
+    /// so the tokens of a line of a shape holding one are checked for them.
+    inside: Vec<Vec<u8>>,
+    /// A weak literal a hex token may hide: a shape holding a token has its weak words checked.
+    weak_risky: bool,
+    /// A literal with too many token-able runs to list its variants: a shape holding a token
+    /// is dirty.
+    token_dirty: bool,
 }
 
 /// What [`Prefilter::look`] says of a line.
@@ -449,10 +503,11 @@ enum Look {
     Skip,
     Filter,
     /// A shape not in the cache, with its hash: filter the line, remember the shape as seen.
-    First(u64),
+    /// `true`: a token shape ([`shapes::mask_tokens`]), kept in its own cache.
+    First(u64, bool),
     /// A shape seen once (in the scratch's `shape`), with its hash: filter the line alone, and
     /// judge the shape if the line holds nothing.
-    New(u64),
+    New(u64, bool),
 }
 
 /// Most places of masked strong literals a shape's verdict keeps; a shape with more is dirty.
@@ -466,10 +521,35 @@ struct Scratch {
     line: Vec<u8>,
     weak: WeakScratch,
     shapes: ShapeCache,
-    /// The shape of the line being looked at.
+    /// The token shapes ([`shapes::mask_tokens`]) of lines whose shape was new.
+    token_shapes: ShapeCache,
+    /// [`shapes::mask_tokens`]' scratch space.
+    runs: Vec<(usize, usize)>,
+    /// The shape (or token shape) of the line being looked at.
     shape: Vec<u8>,
     /// The places of masked strong literals in that shape ([`Verdict::Maybe`]).
     at: Vec<(u32, u32)>,
+}
+
+impl Scratch {
+    /// The cache of shapes, or of token shapes.
+    fn cache(&mut self, tokens: bool) -> &mut ShapeCache {
+        if tokens {
+            &mut self.token_shapes
+        } else {
+            &mut self.shapes
+        }
+    }
+
+    /// That cache, with the shape and places of the line being looked at.
+    fn cache_shape_at(&mut self, tokens: bool) -> (&mut ShapeCache, &[u8], &[(u32, u32)]) {
+        let cache = if tokens {
+            &mut self.token_shapes
+        } else {
+            &mut self.shapes
+        };
+        (cache, &self.shape, &self.at)
+    }
 }
 
 /// [`cover_of`] the patterns of `cat`.
@@ -606,11 +686,23 @@ impl Prefilter {
     fn look(&self, sc: &ShapeCheck, line: &[u8], s: &mut Scratch) -> Look {
         if line.len() <= SHAPE_MAX {
             let h = shapes::shape_of(line, &mut s.shape);
-            return match s.shapes.get(h, &s.shape) {
-                Some((Verdict::Seen, _)) => Look::New(h),
-                Some((v, at)) if self.clean(v, at, line) => Look::Skip,
+            let tokens = match s.shapes.get(h, &s.shape) {
+                Some((Verdict::Seen, _)) => return Look::New(h, false),
+                Some((v, at)) if self.clean(sc, v, at, line, None) => return Look::Skip,
+                Some(_) => return Look::Filter,
+                // A new shape: where it holds hex tokens (a request id), the line's token shape
+                // is looked up instead.
+                None => shapes::mask_tokens(&mut s.shape, &mut s.runs),
+            };
+            if !tokens {
+                return Look::First(h, false);
+            }
+            let h = shapes::hash(&s.shape);
+            return match s.token_shapes.get(h, &s.shape) {
+                Some((Verdict::Seen, _)) => Look::New(h, true),
+                Some((v, at)) if self.clean(sc, v, at, line, Some(&s.shape)) => Look::Skip,
                 Some(_) => Look::Filter,
-                None => Look::First(h),
+                None => Look::First(h, true),
             };
         }
         if memchr::memchr(b'\r', line).is_none() {
@@ -639,16 +731,38 @@ impl Prefilter {
     }
 
     /// Whether a line of a shape with verdict `v` (and, for [`Verdict::Maybe`], the places `at`
-    /// of the masked strong literals) holds nothing the first stage looks for: none of those
+    /// of the masked strong literals; `token_shape`: the line's token shape when `v` is a token
+    /// shape's, whose tokens are checked for the literals made only of hex digits) holds nothing
+    /// the first stage looks for: none of those
     /// literals is really at its place.
-    fn clean(&self, v: Verdict, at: &[(u32, u32)], line: &[u8]) -> bool {
+    fn clean(
+        &self,
+        sc: &ShapeCheck,
+        v: Verdict,
+        at: &[(u32, u32)],
+        line: &[u8],
+        token_shape: Option<&[u8]>,
+    ) -> bool {
         match v {
             Verdict::Dirty | Verdict::Seen => false,
             Verdict::NoLiteral => true,
-            Verdict::Maybe => !at
-                .iter()
-                .any(|&(p, i)| self.bigrams.is_at(i as usize, line, p as usize)),
+            Verdict::Maybe => {
+                !at.iter()
+                    .any(|&(p, i)| self.bigrams.is_at(i as usize, line, p as usize))
+                    && token_shape.is_none_or(|t| !Self::inside_tokens(sc, line, t))
+            }
         }
+    }
+
+    /// Whether a strong literal made only of hex digits is inside one of the hex tokens of
+    /// `line` (its shape `shape`).
+    fn inside_tokens(sc: &ShapeCheck, line: &[u8], shape: &[u8]) -> bool {
+        shapes::token_spans(shape).any(|(a, b)| {
+            let span = line.get(a..b).unwrap_or(&[]);
+            sc.inside
+                .iter()
+                .any(|x| !x.is_empty() && span.windows(x.len()).any(|w| w.eq_ignore_ascii_case(x)))
+        })
     }
 
     /// What the masked cover finds in the shape in `s.shape` (the places of its strong
@@ -659,7 +773,11 @@ impl Prefilter {
         if self.hidden.is_match(shape.as_slice()) {
             return Verdict::Dirty;
         }
-        let (mut sure, mut weak) = (false, false);
+        let token = shape.contains(&shapes::TOKEN);
+        if token && sc.token_dirty {
+            return Verdict::Dirty;
+        }
+        let (mut sure, mut weak) = (false, token && sc.weak_risky);
         let at = &mut s.at;
         sc.bigrams.candidates(shape, &mut s.filter, |p, buckets| {
             if sure {
@@ -669,11 +787,14 @@ impl Prefilter {
                 if is_weak {
                     weak = true;
                 } else if !sc.digits.get(i).copied().unwrap_or(true) || at.len() >= MAYBE_MAX {
-                    // A literal without a digit's mask is in every line of this shape (or too
-                    // many places to check).
+                    // A literal without a digit's or a token's mask is in every line of this
+                    // shape (or too many places to check).
                     sure = true;
                 } else {
-                    at.push((p as u32, i as u32));
+                    let o = sc.origin.get(i).copied().unwrap_or(u32::MAX);
+                    if !at.contains(&(p as u32, o)) {
+                        at.push((p as u32, o));
+                    }
                 }
             });
         });
@@ -687,12 +808,8 @@ impl Prefilter {
                 return Verdict::Dirty;
             }
         }
-        if s.at.is_empty() {
-            if weak {
-                Verdict::Maybe
-            } else {
-                Verdict::NoLiteral
-            }
+        if s.at.is_empty() && !weak && (!token || sc.inside.is_empty()) {
+            Verdict::NoLiteral
         } else {
             Verdict::Maybe
         }
@@ -734,10 +851,10 @@ impl Prefilter {
                             None => (block.get(at..).unwrap_or(&[]), block.len()),
                         };
                         let look = self.look(sc, body, s);
-                        if let Look::First(h) = look {
-                            s.shapes.put(h, &[], Verdict::Seen, &[]);
+                        if let Look::First(h, tokens) = look {
+                            s.cache(tokens).put(h, &[], Verdict::Seen, &[]);
                         }
-                        if matches!(look, Look::Filter | Look::First(_)) {
+                        if matches!(look, Look::Filter | Look::First(..)) {
                             run.get_or_insert(at);
                             at = next;
                             continue;
@@ -745,7 +862,7 @@ impl Prefilter {
                         if let Some(r) = run.take() {
                             self.filter_run(block.get(r..at).unwrap_or(&[]), from + r, s, starts);
                         }
-                        if let Look::New(h) = look {
+                        if let Look::New(h, tokens) = look {
                             // The line is filtered alone; its shape is judged (and cached) only
                             // when the line holds nothing: a shape of lines that hold literals
                             // (a prompt holding `low` of "following") costs no judging.
@@ -758,7 +875,8 @@ impl Prefilter {
                             );
                             if starts.len() == had {
                                 let v = self.judge(sc, s);
-                                s.shapes.put(h, &s.shape, v, &s.at);
+                                let (cache, shape, at) = s.cache_shape_at(tokens);
+                                cache.put(h, shape, v, at);
                             }
                         }
                         at = next;
@@ -884,16 +1002,53 @@ impl ShapeCheck {
         {
             return None;
         }
-        let strong: Vec<String> = strong.iter().map(|x| masked(x)).collect();
-        let weak_lits: Vec<String> = weak.iter().map(|(x, _)| masked(x)).collect();
-        let strong: Vec<&str> = strong.iter().map(String::as_str).collect();
-        let weak_lits: Vec<&str> = weak_lits.iter().map(String::as_str).collect();
+        let masked_strong: Vec<Vec<u8>> = strong
+            .iter()
+            .map(|x| masked(x).to_ascii_lowercase().into_bytes())
+            .collect();
+        let weak_lits: Vec<Vec<u8>> = weak
+            .iter()
+            .map(|(x, _)| masked(x).to_ascii_lowercase().into_bytes())
+            .collect();
+        let mut lits: Vec<Vec<u8>> = Vec::new();
+        let mut digits = Vec::new();
+        let mut origin = Vec::new();
+        let mut inside = Vec::new();
+        let mut token_dirty = false;
+        for (i, m) in masked_strong.iter().enumerate() {
+            lits.push(m.clone());
+            digits.push(m.contains(&b'0'));
+            origin.push(i as u32);
+            match shapes::token_variants(m) {
+                Some(vs) => {
+                    for v in vs {
+                        lits.push(v);
+                        digits.push(true);
+                        origin.push(i as u32);
+                    }
+                }
+                None => token_dirty = true,
+            }
+            if !m.is_empty() && m.iter().all(u8::is_ascii_hexdigit) {
+                if let Some(x) = strong.get(i) {
+                    inside.push(x.to_ascii_lowercase().into_bytes());
+                }
+            }
+        }
+        let weak_risky = weak_lits.iter().any(|x| shapes::token_risky(x));
+        token_dirty |= weak_lits
+            .iter()
+            .any(|x| shapes::token_variants(x).is_none());
         Some(ShapeCheck {
-            bigrams: Bigrams::new(&strong, &weak_lits),
+            bigrams: Bigrams::new(&lits, &weak_lits),
             // Checked once a shape: an automaton quick to build (the DFA took 33 M instructions);
             // the words masked when it is built.
             weak: LazyWeak::new(std::sync::Arc::clone(weak), usize::MAX, true),
-            digits: strong.iter().map(|x| x.contains('0')).collect(),
+            digits,
+            origin,
+            inside,
+            weak_risky,
+            token_dirty,
         })
     }
 }

@@ -920,6 +920,18 @@ fn the_shape_cache_finds_what_the_filter_finds() {
             "[8, ",
             "Xid 79",
             "Xid 13",
+            // Hex tokens, whole and cut, beside the literals (a token hides what it covers).
+            "-",
+            "cmpl-",
+            "0x",
+            "0x7ffd5a3c",
+            "9c6a4a08c720",
+            "cede24428a013fda",
+            "dead1",
+            "0bad1",
+            "c0000005",
+            "a1b2",
+            "ffff",
         ]
         .map(String::from),
     );
@@ -967,4 +979,197 @@ fn the_shape_cache_finds_what_the_filter_finds() {
             Ok(())
         })
         .unwrap();
+}
+
+/// Lines of one template whose hex tokens differ (request ids, addresses), one of them holding a
+/// literal of the cover inside or at the edge of its token: the shape (tokens masked) is learnt
+/// from the clean lines and the other must still be a candidate, in either order; the skipped
+/// lines are exactly those the filter finds nothing in.
+#[test]
+fn lines_that_differ_only_in_hex_tokens_are_not_skipped_wrongly() {
+    let cat = crate::explain::embedded_catalog().unwrap();
+    let cover = cover(cat);
+    let with = Prefilter::of_cover(&cover).unwrap();
+    let without = Prefilter::without_shapes(&cover).unwrap();
+    // The cover's literals that a token can cover, whole or in part.
+    let hexy: Vec<&String> = cover
+        .strong
+        .iter()
+        .filter(|x| shapes::token_risky(x.to_ascii_lowercase().as_bytes()))
+        .collect();
+    assert!(hexy.len() >= 3, "{hexy:?}");
+    let mut log = String::new();
+    let mut pairs = 0;
+    for x in &hexy {
+        // The literal between hex digits that join its hex runs at its ends into tokens, and the
+        // same line with every byte inside a token changed to another hex digit: one shape.
+        let with_lit = format!("req cmpl-9ab{x}7c-0 ok");
+        let mut shape = Vec::new();
+        token_shape(with_lit.as_bytes(), &mut shape);
+        let other: String = with_lit
+            .bytes()
+            .zip(&shape)
+            .map(|(b, &m)| match (m == shapes::TOKEN, b) {
+                (false, b) => char::from(b),
+                (true, b'0'..=b'8') => char::from(b + 1),
+                (true, b'9') => '0',
+                (true, b'f' | b'F') => 'e',
+                (true, b) => char::from(b.to_ascii_lowercase() + 1),
+            })
+            .collect();
+        let mut other_shape = Vec::new();
+        token_shape(other.as_bytes(), &mut other_shape);
+        if other_shape != shape || !shape.contains(&shapes::TOKEN) {
+            continue;
+        }
+        for (p, q) in [(&other, &with_lit), (&with_lit, &other)] {
+            for _ in 0..3 {
+                log.push_str(p);
+                log.push('\n');
+            }
+            log.push_str(q);
+            log.push('\n');
+        }
+        pairs += 1;
+    }
+    assert!(pairs >= 3, "{pairs}");
+    // The words of a weak literal's pattern, one of them (made only of hex digits: `137` of
+    // "exit code 137") inside a hex token: the line holds the pattern, its twin with the token
+    // changed does not.
+    let mut words = 0;
+    for (_, of) in &cover.weak {
+        for ws in of {
+            for w in ws {
+                if w.is_empty() || !w.bytes().all(|b| b.is_ascii_hexdigit()) || words >= 40 {
+                    continue;
+                }
+                let line: Vec<String> = ws
+                    .iter()
+                    .map(|v| {
+                        if v == w {
+                            format!("9ab{v}7c")
+                        } else {
+                            v.clone()
+                        }
+                    })
+                    .collect();
+                let with_word = line.join(" ");
+                let other = with_word.replace(
+                    &format!("9ab{w}7c"),
+                    &"9ab7c".replace('b', &"b".repeat(w.len() + 1)),
+                );
+                let (mut a, mut b) = (Vec::new(), Vec::new());
+                token_shape(with_word.as_bytes(), &mut a);
+                token_shape(other.as_bytes(), &mut b);
+                if a != b || other.contains(w.as_str()) {
+                    continue;
+                }
+                for (p, q) in [(&other, &with_word), (&with_word, &other)] {
+                    for _ in 0..3 {
+                        log.push_str(p);
+                        log.push('\n');
+                    }
+                    log.push_str(q);
+                    log.push('\n');
+                }
+                words += 1;
+            }
+        }
+    }
+    assert!(words >= 3, "{words}");
+    for k in 0..200 {
+        log.push_str(&format!(
+            "INFO 11-25 14:00:01 logger.py:37] Received request cmpl-{k:016x}-0: prompt: 'x', params: SamplingParams(temperature=0.7), lora_request: None.\n"
+        ));
+    }
+    let mut s = Scratch::default();
+    let mut r = Scratch::default();
+    let got = starts_of(&with, log.as_bytes(), &mut s);
+    let want = starts_of(&without, log.as_bytes(), &mut r);
+    assert_eq!(got, want);
+    // The lines holding a literal are candidates, and some lines were skipped.
+    assert!(want.len() >= 2 * pairs, "{} {pairs}", want.len());
+    assert!(want.len() < log.lines().count());
+}
+
+/// A line shape masks its hex tokens, and only those.
+#[test]
+fn a_shape_masks_hex_tokens() {
+    let shape = |x: &str| {
+        let mut out = Vec::new();
+        token_shape(x.as_bytes(), &mut out);
+        String::from_utf8_lossy(&out).replace(char::from(shapes::TOKEN), "#")
+    };
+    assert_eq!(shape("cmpl-9c6a4a08c720-0:"), "cmpl-############-0:");
+    assert_eq!(shape("at 0x7ffd5a3c ok"), "at 0x######## ok");
+    assert_eq!(shape("uuid 3f2a1b4c-9d8e"), "uuid ########-####");
+    // Digits only, letters only, too short, touching a word: not tokens.
+    assert_eq!(
+        shape("12345678 deadbeef a1b step_9abc1 x9abc1"),
+        "00000000 deadbeef a0b step_0abc0 x0abc0"
+    );
+}
+
+/// On a line shape, the words a hex token may hide (`1455`, `be`) count as present where the
+/// shape holds a token: a line whose token held the word must not be found clean.
+#[test]
+fn weak_words_a_token_may_hide_count_on_a_shape_with_a_token() {
+    let weak = vec![(
+        "error".to_string(),
+        vec![
+            vec!["winerror".to_string(), "1455".to_string()],
+            vec!["could".to_string(), "be".to_string(), "error".to_string()],
+        ],
+    )];
+    let t = char::from(shapes::TOKEN).to_string();
+    let on_shapes = WeakWords::with_dfa_after(&weak, DFA_AFTER, true);
+    let on_lines = WeakWords::with_dfa_after(&weak, DFA_AFTER, false);
+    let mut s = WeakScratch::default();
+    for (line, shape, plain) in [
+        (format!("winerror {}", t.repeat(6)), true, false),
+        (format!("could error {}", t.repeat(4)), true, false),
+        ("winerror 0x0000abcd".to_string(), false, false),
+        ("winerror 1455".to_string(), true, true),
+        ("could error".to_string(), false, false),
+    ] {
+        assert_eq!(on_shapes.holds(line.as_bytes(), &mut s), shape, "{line:?}");
+        assert_eq!(on_lines.holds(line.as_bytes(), &mut s), plain, "{line:?}");
+    }
+}
+
+/// A weak literal a hex token may hide (made only of hex digits here): a shape holding a token
+/// has its weak words checked, so the line whose token holds the literal is still found.
+#[test]
+fn a_weak_literal_inside_a_token_is_found() {
+    let cover = Cover {
+        strong: vec!["xid".to_string()],
+        weak: vec![(
+            "0bad".to_string(),
+            vec![vec!["0bad".to_string(), "fail".to_string()]],
+        )],
+    };
+    let with = Prefilter::of_cover(&cover).unwrap();
+    let without = Prefilter::without_shapes(&cover).unwrap();
+    let mut log = String::new();
+    for (p, q) in [
+        ("fail cmpl-1cad12ef-0", "fail cmpl-0bad12ef-0"),
+        ("fail cmpl-0bad12ef-0", "fail cmpl-1cad12ef-0"),
+    ] {
+        for _ in 0..3 {
+            log.push_str(p);
+            log.push('\n');
+        }
+        log.push_str(q);
+        log.push('\n');
+    }
+    let (mut s, mut r) = (Scratch::default(), Scratch::default());
+    let want = starts_of(&without, log.as_bytes(), &mut r);
+    assert_eq!(starts_of(&with, log.as_bytes(), &mut s), want);
+    assert_eq!(want.len(), 4);
+}
+
+/// A line's token shape, as the scan makes it.
+fn token_shape(line: &[u8], out: &mut Vec<u8>) {
+    shapes::shape_of(line, out);
+    shapes::mask_tokens(out, &mut Vec::new());
 }

@@ -11,6 +11,20 @@
 //! is checked against the masked cover (`logscan`), the verdict kept in a small cache of shapes
 //! ([`ShapeCache`], two ways per set, bounded) that compares the masked bytes, not only a hash,
 //! so that a collision cannot skip a line.
+//!
+//! A line whose shape is new may still repeat a template whose hex ids vary (a serving log's
+//! request ids, trace ids, addresses): its token shape ([`mask_tokens`]) masks those too, and is
+//! cached apart. That mask depends on a byte's neighbours, so the argument above needs more: the
+//! masked cover also holds each literal with the runs of it that a token could cover replaced
+//! ([`token_variants`], each a place to check on the real line), the literals made only of hex
+//! digits are looked for inside each line's tokens ([`token_spans`]), and the weak literals' words
+//! a token could hide count as present on a token shape ([`token_risky`]).
+
+/// A hex token's image in a shape: every byte of it (see [`shape_of`]).
+pub(crate) const TOKEN: u8 = 0x1a;
+
+/// Shortest hex token a shape masks.
+const HEX_MIN: usize = 4;
 
 /// Longest line (without its newline) whose shape is cached; a longer line is filtered (or, when
 /// it is made of `\r`-separated redraws, skipped only if each redraw's shape holds no masked
@@ -31,13 +45,110 @@ pub(crate) fn mask(b: u8) -> u8 {
     }
 }
 
+/// A byte of a word (the bytes a hex token may not touch).
+pub(crate) fn is_word(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+
 /// Writes the shape of `line` into `out` (replacing what it held) and returns its hash. Two
 /// plain loops the compiler vectorises: the mask, then the hash of the shape 16 bytes at a time
 /// (two independent multiply chains).
 pub(crate) fn shape_of(line: &[u8], out: &mut Vec<u8>) -> u64 {
     out.clear();
     out.extend(line.iter().map(|&b| mask(b)));
-    let (mut h0, mut h1) = (line.len() as u64, K);
+    hash(out)
+}
+
+/// Replaces in `shape` (a line's shape, [`shape_of`]) every hex token byte for byte by
+/// [`TOKEN`], making it the line's token shape, and says whether it replaced any (when not, the
+/// token shape is the shape). A hex token is a run of at least [`HEX_MIN`] hex digits holding a
+/// digit and a letter, touching no word byte on either side except for the `x` of a `0x` that
+/// starts a word (request and trace ids, hashes, addresses: `cmpl-9c6a4a08c720-0`, `0x7ffd5a3c`,
+/// a UUID's groups), so that the lines of a template that differ only there share a token
+/// shape. Unlike the digits' mask this depends on a byte's neighbours: a literal partly or wholly
+/// inside a token is not in the token shape as the literal's mask, so the shape check also looks
+/// for each literal with its token-able runs replaced ([`token_variants`]) and checks the
+/// literals made only of hex digits inside the tokens of each line ([`token_spans`]). Token
+/// shapes are cached apart from shapes (the scan asks for one only when a line's shape is new).
+/// `runs`: scratch space.
+pub(crate) fn mask_tokens(shape: &mut [u8], runs: &mut Vec<(usize, usize)>) -> bool {
+    runs.clear();
+
+    // The classes of the three bytes before the one looked at (0 before the line: not a word).
+    let (mut p1, mut p2, mut p3) = (0u8, 0u8, 0u8);
+    let mut start: Option<(usize, bool)> = None;
+    let (mut digit, mut letter) = (false, false);
+    let mut close =
+        |at: usize, start: &mut Option<(usize, bool)>, right: bool, d: bool, l: bool| {
+            if let Some((s, left)) = start.take() {
+                if left && right && d && l && at - s >= HEX_MIN {
+                    runs.push((s, at));
+                }
+            }
+        };
+    for (i, &b) in shape.iter().enumerate() {
+        let c = CLASS[usize::from(b)];
+        if c & HEX != 0 {
+            if start.is_none() {
+                let left = p1 & WORD == 0 || (p1 & EX != 0 && p2 & ZERO != 0 && p3 & WORD == 0);
+                start = Some((i, left));
+                digit = false;
+                letter = false;
+            }
+            digit |= c & ZERO != 0;
+            letter |= c & LETTER != 0;
+        } else if start.is_some() {
+            close(i, &mut start, c & WORD == 0, digit, letter);
+        }
+        p3 = p2;
+        p2 = p1;
+        p1 = c;
+    }
+    close(shape.len(), &mut start, true, digit, letter);
+    for &(a, b) in runs.iter() {
+        if let Some(r) = shape.get_mut(a..b) {
+            r.fill(TOKEN);
+        }
+    }
+    !runs.is_empty()
+}
+
+/// Byte classes of [`mask_tokens`] (of a shape: its digits are `0`).
+const HEX: u8 = 1;
+const ZERO: u8 = 2;
+const LETTER: u8 = 4;
+const WORD: u8 = 8;
+const EX: u8 = 16;
+const CLASS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        let mut k = 0;
+        if c.is_ascii_hexdigit() {
+            k |= HEX;
+        }
+        if c.is_ascii_digit() {
+            k |= ZERO;
+        }
+        if c.is_ascii_hexdigit() && c.is_ascii_alphabetic() {
+            k |= LETTER;
+        }
+        if c.is_ascii_alphanumeric() || c == b'_' {
+            k |= WORD;
+        }
+        if c == b'x' || c == b'X' {
+            k |= EX;
+        }
+        t[b] = k;
+        b += 1;
+    }
+    t
+};
+
+/// The hash of a shape.
+pub(crate) fn hash(out: &[u8]) -> u64 {
+    let (mut h0, mut h1) = (out.len() as u64, K);
     let mut words = out.chunks_exact(16);
     for w in &mut words {
         let v = u128::from_le_bytes(<[u8; 16]>::try_from(w).unwrap_or([0; 16]));
@@ -54,6 +165,86 @@ pub(crate) fn shape_of(line: &[u8], out: &mut Vec<u8>) -> u64 {
     h1 = (h1 ^ (v >> 64) as u64).wrapping_mul(K).rotate_left(23);
     (h0 ^ h1.rotate_left(32)).wrapping_mul(K)
 }
+
+/// The spans of a shape's [`TOKEN`] bytes (start, end).
+pub(crate) fn token_spans(shape: &[u8]) -> impl Iterator<Item = (usize, usize)> + '_ {
+    let mut i = 0;
+    std::iter::from_fn(move || {
+        let start = i + shape.get(i..)?.iter().position(|&b| b == TOKEN)?;
+        let end = start
+            + shape
+                .get(start..)?
+                .iter()
+                .position(|&b| b != TOKEN)
+                .unwrap_or(shape.len() - start);
+        i = end;
+        Some((start, end))
+    })
+}
+
+/// The runs of hex digits in `x` (a masked literal or word, lowercase) that a hex token of a
+/// line could cover where `x` occurs: a token touches no word byte (but the `x` of `0x`), so a
+/// run can be covered only where it starts `x` or follows a non-word byte or an `x`, and ends
+/// `x` or precedes a non-word byte. (start, end) each.
+pub(crate) fn token_runs(x: &[u8]) -> Vec<(usize, usize)> {
+    let mut runs = Vec::new();
+    let mut i = 0;
+    while i < x.len() {
+        if !x.get(i).is_some_and(u8::is_ascii_hexdigit) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while x.get(i).is_some_and(u8::is_ascii_hexdigit) {
+            i += 1;
+        }
+        let left = start == 0
+            || x.get(start - 1)
+                .is_some_and(|&c| !is_word(c) || c == b'x' || c == b'X');
+        let right = x.get(i).is_none_or(|&c| !is_word(c));
+        if left && right {
+            runs.push((start, i));
+        }
+    }
+    runs
+}
+
+/// Whether `x` (masked, lowercase) could be partly or wholly hidden by a hex token of a line it
+/// occurs in.
+pub(crate) fn token_risky(x: &[u8]) -> bool {
+    !token_runs(x).is_empty()
+}
+
+/// `x` (masked) as the shape of a line holding it may show it: each combination of its token-able
+/// runs ([`token_runs`]) replaced by [`TOKEN`] bytes, but `x` itself and the one where `x` is all
+/// token (a literal inside a token: [`token_spans`] are checked for those). `None` when `x` has
+/// more than [`MAX_RUNS`] such runs (a literal of the cover has at most two): a shape with a
+/// token is then never clean.
+pub(crate) fn token_variants(x: &[u8]) -> Option<Vec<Vec<u8>>> {
+    let runs = token_runs(x);
+    if runs.len() > MAX_RUNS {
+        return None;
+    }
+    let mut out = Vec::new();
+    for set in 1u32..(1u32 << runs.len()) {
+        let mut v = x.to_vec();
+        for (k, &(a, b)) in runs.iter().enumerate() {
+            if set & (1 << k) != 0 {
+                if let Some(r) = v.get_mut(a..b) {
+                    r.fill(TOKEN);
+                }
+            }
+        }
+        if v.iter().all(|&b| b == TOKEN) {
+            continue;
+        }
+        out.push(v);
+    }
+    Some(out)
+}
+
+/// Most token-able runs of a literal whose variants are listed.
+const MAX_RUNS: usize = 4;
 
 /// What the first stage can find in the lines of a shape (computed on the shape with the masked
 /// cover, so it may say more than a given line holds, never less).
