@@ -3,8 +3,8 @@
 //   GPUDOCTOR_WRITE_COVER=1 cargo test --lib explain::logscan::tests::the_built_cover_is_the_computed_one
 // after any change under explain-catalog/ or knowledge/ (twice when the kernel anchors
 // changed: the catalog holds them); the test fails when it is stale.
-pub(crate) const PATTERNS_HASH: u64 = 0xa4f5a73db97274ec;
-pub(crate) const INPUTS_HASH: u64 = 0x15e2911383bc7324;
+pub(crate) const PATTERNS_HASH: u64 = 0x361ceb85a47e1080;
+pub(crate) const INPUTS_HASH: u64 = 0x92e451b1edfdc0de;
 pub(crate) const STRONG: &[&str] = &[
     "**",
     "[0,",
@@ -307,7 +307,7 @@ pub(crate) const STRONG: &[&str] = &[
     "页面文件太小",
 ];
 pub(crate) const WEAK: &[super::BuiltWeak] = &[
-    ("bug", &[&["at", "bug", "kernel"], &["restricted", "register", "4610008!", "gsp-rm.", "please", "update", "stack", "on", "access", "bug", "call", "config"]]),
+    ("bug", &[&["at", "bug", "kernel"], &["restricted", "register", "4610008!", "gsp-rm.", "please", "update", "stack", "on", "access", "bug", "call", "config"], &["userspace.", "including", "indicate", "anywhere", "entire", "stack,", "hangs", "gfx", "in", "a", "bug", "can", "the", "gpu"]]),
     ("old", &[&["capability", "perform", "check.", "is", "to", "a", "used", "old", "too", "driver", "nvidia"], &["deserialization", "failed", "newer", "due", "to", "an", "on", "a", "plan", "old", "call", "file"], &["detected", "upgrade", "please", "newer", "to", "-", "a", "old", "driver", "cuda"], &["found,", "it", "is", "was", "old", "too", "driver", "but", "the", "cuda"], &["is", "old", "too", "cuda", "gpu"], &["old", "too", "driver", "nvidia"], &["on", "is", "your", "system", "old", "too", "driver"], &["supports", "because", "longer", "no", "it", "is", "old", "this", "too", "gpu"], &["version", "(found", "old", "too"], &["version", "(found", "on", "is", "your", "system", "old", "too", "driver", "the", "nvidia"]]),
     ("down", &[&["(downgraded)"], &["down", "nvlink", "link"], &["firmware", "shutdown", "failure", "dce", "rm"], &["flavaspace,", "status=0x", "pinning", "failed", "down"], &["hw_slowdown"], &["injection", "shutdown", "forcing", "marking", "test,", "by", "error", "driver", "gpu"], &["lockdown", "release.", "possible", "timeout", "waiting", "bootrom", "failed.", "sure", "rm", "to", "br", "to", "be", "to", "access", "status", "also", "have", "what", "say", "that", "may", "not", "able", "the", "for"], &["lockdown", "timeout", "waiting", "release", "for"], &["properties", "shutdown", "failed", "gsp!", "to", "sync", "nvlink", "with"], &["protection", "hardware", "shutdown", "("], &["pseudo-clean", "shutdown", "failed", "links", "to", "the", "for", "gpu"], &["sec2utils", "teardown!", "during", "bad", "state"], &["shut", "down"], &["shutdown", "failed", "links", "to", "on", "gpu"], &["shutdown", "temp", "gpu"], &["shutdown", "thermal"], &["shuts", "down"], &["slowdown", "hw"], &["slowdown", "temp", "gpu"], &["slowdown", "thermal"], &["status=0x", "scrubber", "pinning", "failed", "vas,", "down"], &["status=0x", "vaspace,", "pinning", "failed", "down", "fabric"], &["status=0x", "vaspace,", "pinning", "failed", "legacy", "down"], &["temperature", "critical", "reached,", "shutting", ":", "down"], &["unilaterally", "shutdown", "links", "to", "need", "all", "for", "gpu"]]),
     ("nvml", &[&["detected", "mismatch", "nvml/rm", "version", "rm", "an", "has"], &["error", "nvml"], &["error:", "loaded", "nvml", "not", "driver"], &["error_library_not_found", "initialize", "failed", "nvml:", "to"], &["failed", "nvml", "init"], &["functionality,", "configured", "autodetect", "we", "to", "we", "to", "find", "were", "nvml", "that", "lib", "but", "able"], &["initialize", "failed", "nvml:", "to", "loaded", "not", "driver"], &["initialize", "nvml"], &["initialize", "unknown", "failed", "nvml:", "to", "error"], &["insufficient", "permissions", "error:", "nvml"], &["insufficient", "permissions", "initialize", "failed", "nvml:", "to"], &["insufficient", "permissions", "nvml:"], &["library", "could", "nvml", "not", "load"], &["management", "library", "unable", "to", "nvml", "load"], &["nvidia-smi", "mismatch", "versions", "between", "nvml.", "in", "and"], &["nvml:"], &["nvml_error_"], &["nvml_error_driver_not_loaded"], &["nvml_error_gpu_is_lost"], &["nvmlerror_"], &["timed", "nvml", "out"]]),
@@ -785,8 +785,10 @@ pub(crate) const KERNEL_ANCHORS: &[&str] = &[
     "get_gsp_static_info failed: 0x",
     "gpa remap table validation failed for table index = 0x",
     "gpl-incompatible module nvidia",
+    "gpu hang: ecode",
     "gpu uuid cache not valid!",
     "gpu does not have the necessary power cables connected.",
+    "gpu hangs can indicate a bug anywhere in the entire gfx stack, including userspace.",
     "gpu has fallen off the bus.",
     "gpu is detached, bailing!",
     "gpu memory zone movable auto onlining failed!",
