@@ -73,6 +73,7 @@ pub const ENRICHERS: &[&str] = &[
     "xid",
     "nvml_code",
     "library_status",
+    "checked_status",
     "cc_range",
     "api_code",
 ];

@@ -43,6 +43,7 @@ pub fn enrich(
         "exit_code" => one(exit_code(line)),
         "cuda_text" => one(cuda_text(line)),
         "library_status" => one(library_status(line)),
+        "checked_status" => one(checked_status(line)),
         "cc_range" => cc_range(line),
         // A graphics or video API's status code, by name or by its number with the API's
         // context (src/explain/api_codes.rs).
@@ -976,6 +977,20 @@ fn library_status(line: &str) -> Option<Match> {
         .into_iter()
         .find(|m| m.kind == "library_status")
         .map(|m| m.key(format!("status:{name}")))
+}
+
+/// A CUDA or CUDA-library status checked against its success value by glog's `CHECK_EQ`
+/// ("Check failed: error == cudaSuccess (700 vs. 0)"), read as that code's one home says.
+fn checked_status(line: &str) -> Option<Match> {
+    let caps = cached_regex(
+        r"(?i)==\s*(cudasuccess|cuda_success|cublas_status_success|cudnn_status_success|ncclsuccess|cufft_success|curand_status_success|cusolver_status_success|cusparse_status_success)\s*\(\s*(-?\d+)\s+vs\.\s*0\s*\)",
+    )?
+    .captures(line)?;
+    let lib = caps.get(1)?.as_str().to_ascii_lowercase();
+    let n: i64 = caps.get(2)?.as_str().parse().ok()?;
+    let m = codes::checked_status(&lib, n, line)?;
+    let k = format!("checked:{lib}:{}", m.code);
+    Some(m.key(k))
 }
 
 fn cuda_text(line: &str) -> Option<Match> {

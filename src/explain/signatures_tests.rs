@@ -317,3 +317,27 @@ fn the_missing_library_is_the_one_dlerror_names() {
         "{v:#?}"
     );
 }
+
+/// glog's CHECK_EQ on a CUDA or library status, by number: read as that code's one home says.
+#[test]
+fn a_status_checked_by_number_is_that_code() {
+    let r =
+        |line: &str| super::checked_status(line).map(|m| (m.kind, m.code.to_string(), m.category));
+    assert_eq!(
+        r("Check failed: error == cudaSuccess (700 vs. 0)"),
+        Some(("cuda_error", "700".to_string(), Category::ApplicationError))
+    );
+    let blas =
+        r("Check failed: err == CUBLAS_STATUS_SUCCESS (1 vs. 0) : Create cublas handle failed");
+    assert_eq!(
+        blas.as_ref().map(|b| (b.0, b.1.as_str())),
+        Some(("library_status", "1"))
+    );
+    // Caffe's old numbering: its text decides (invalid device function is 98 today, 8 then).
+    assert_eq!(
+        r("Check failed: error == cudaSuccess (8 vs. 0)  invalid device function").map(|x| x.1),
+        Some("98".to_string())
+    );
+    assert_eq!(r("Check failed: a == b (1 vs. 0)"), None);
+    assert_eq!(r("Check failed: error == cudaSuccess (700 vs. 1)"), None);
+}
