@@ -852,14 +852,7 @@ fn lines_that_differ_only_in_digits_are_not_skipped_wrongly() {
             format!("step {i} batch torch.Size(x{other}y 2048) ok"),
             format!("step {i} batch torch.Size(x{x}y 2048) ok"),
         );
-        for (p, q) in [(&a, &b), (&b, &a)] {
-            for _ in 0..3 {
-                log.push_str(p);
-                log.push('\n');
-            }
-            log.push_str(q);
-            log.push('\n');
-        }
+        push_both_orders(&mut log, &a, &b);
         pairs += 1;
     }
     assert!(pairs >= 3);
@@ -872,11 +865,7 @@ fn lines_that_differ_only_in_digits_are_not_skipped_wrongly() {
             "[rank0] step 12 max memory allocated on cuda:0: 22.31 GiB, reserved 32.00 GiB\n",
         );
     }
-    let mut s = Scratch::default();
-    let mut r = Scratch::default();
-    let got = starts_of(&with, log.as_bytes(), &mut s);
-    let want = starts_of(&without, log.as_bytes(), &mut r);
-    assert_eq!(got, want);
+    let want = same_starts(&with, &without, &log);
     // Every line with a digit literal is a candidate, and some lines were skipped.
     assert!(want.len() >= 2 * pairs, "{} {pairs}", want.len());
     assert!(want.len() < log.lines().count());
@@ -1022,14 +1011,7 @@ fn lines_that_differ_only_in_hex_tokens_are_not_skipped_wrongly() {
         if other_shape != shape || !shape.contains(&shapes::TOKEN) {
             continue;
         }
-        for (p, q) in [(&other, &with_lit), (&with_lit, &other)] {
-            for _ in 0..3 {
-                log.push_str(p);
-                log.push('\n');
-            }
-            log.push_str(q);
-            log.push('\n');
-        }
+        push_both_orders(&mut log, &other, &with_lit);
         pairs += 1;
     }
     assert!(pairs >= 3, "{pairs}");
@@ -1064,14 +1046,7 @@ fn lines_that_differ_only_in_hex_tokens_are_not_skipped_wrongly() {
                 if a != b || other.contains(w.as_str()) {
                     continue;
                 }
-                for (p, q) in [(&other, &with_word), (&with_word, &other)] {
-                    for _ in 0..3 {
-                        log.push_str(p);
-                        log.push('\n');
-                    }
-                    log.push_str(q);
-                    log.push('\n');
-                }
+                push_both_orders(&mut log, &other, &with_word);
                 words += 1;
             }
         }
@@ -1082,11 +1057,7 @@ fn lines_that_differ_only_in_hex_tokens_are_not_skipped_wrongly() {
             "INFO 11-25 14:00:01 logger.py:37] Received request cmpl-{k:016x}-0: prompt: 'x', params: SamplingParams(temperature=0.7), lora_request: None.\n"
         ));
     }
-    let mut s = Scratch::default();
-    let mut r = Scratch::default();
-    let got = starts_of(&with, log.as_bytes(), &mut s);
-    let want = starts_of(&without, log.as_bytes(), &mut r);
-    assert_eq!(got, want);
+    let want = same_starts(&with, &without, &log);
     // The lines holding a literal are candidates, and some lines were skipped.
     assert!(want.len() >= 2 * pairs, "{} {pairs}", want.len());
     assert!(want.len() < log.lines().count());
@@ -1151,20 +1122,8 @@ fn a_weak_literal_inside_a_token_is_found() {
     let with = Prefilter::of_cover(&cover).unwrap();
     let without = Prefilter::without_shapes(&cover).unwrap();
     let mut log = String::new();
-    for (p, q) in [
-        ("fail cmpl-1cad12ef-0", "fail cmpl-0bad12ef-0"),
-        ("fail cmpl-0bad12ef-0", "fail cmpl-1cad12ef-0"),
-    ] {
-        for _ in 0..3 {
-            log.push_str(p);
-            log.push('\n');
-        }
-        log.push_str(q);
-        log.push('\n');
-    }
-    let (mut s, mut r) = (Scratch::default(), Scratch::default());
-    let want = starts_of(&without, log.as_bytes(), &mut r);
-    assert_eq!(starts_of(&with, log.as_bytes(), &mut s), want);
+    push_both_orders(&mut log, "fail cmpl-1cad12ef-0", "fail cmpl-0bad12ef-0");
+    let want = same_starts(&with, &without, &log);
     assert_eq!(want.len(), 4);
 }
 
@@ -1172,4 +1131,26 @@ fn a_weak_literal_inside_a_token_is_found() {
 fn token_shape(line: &[u8], out: &mut Vec<u8>) {
     shapes::shape_of(line, out);
     shapes::mask_tokens(out, &mut Vec::new());
+}
+
+/// Three lines of `a` then one of `b`, then three of `b` then one of `a`: a shape learnt from the
+/// first kind of line must still let the other through, in either order.
+fn push_both_orders(log: &mut String, a: &str, b: &str) {
+    for (p, q) in [(a, b), (b, a)] {
+        for _ in 0..3 {
+            log.push_str(p);
+            log.push('\n');
+        }
+        log.push_str(q);
+        log.push('\n');
+    }
+}
+
+/// The lines the first stage finds in `log` with the line-shape cache, which must be those it
+/// finds without it.
+fn same_starts(with: &Prefilter, without: &Prefilter, log: &str) -> Vec<usize> {
+    let (mut s, mut r) = (Scratch::default(), Scratch::default());
+    let want = starts_of(without, log.as_bytes(), &mut r);
+    assert_eq!(starts_of(with, log.as_bytes(), &mut s), want);
+    want
 }
