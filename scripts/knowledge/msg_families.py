@@ -340,6 +340,17 @@ def _block(lines, start, end, what):
     return i, j
 
 
+def _input_block(inp, spec, label):
+    """The lines of `spec["file"]` of the input and the span of its block from `spec["start"]` to
+    `spec["end"]`: (lines, first, last), or None when the input is absent here."""
+    text = read_input(inp, spec["file"])
+    if text is None:
+        return None
+    lines = text.split("\n")
+    a, b = _block(lines, spec["start"], spec["end"], f"{spec['file']} of {label}")
+    return lines, a, b
+
+
 def _comment_before(lines, k):
     """The text of the /** ... */ block that ends just above line k (blank lines between)."""
     j = k - 1
@@ -371,19 +382,17 @@ def code_table_id(t, name):
 
 def mine_code_table(t, inp):
     """The codes of one table as mined families, or None when its input is absent here."""
-    text = read_input(inp, t["file"])
-    if text is None:
+    got = _input_block(inp, t, t["input"])
+    if got is None:
         return None
-    lines = text.split("\n")
-    i, j = _block(lines, t["start"], t["end"], f"{t['file']} of {t['input']}")
+    lines, i, j = got
     texts = {}
     if t.get("describe"):
         d = t["describe"]
-        dt = read_input(inp, d["file"])
-        if dt is None:
+        got = _input_block(inp, d, t["input"])
+        if got is None:
             return None
-        dl = dt.split("\n")
-        a, b = _block(dl, d["start"], d["end"], f"{d['file']} of {t['input']}")
+        dl, a, b = got
         for k in range(a, b + 1):
             mm = re.search(d["entry"], dl[k])
             if mm:
@@ -448,11 +457,10 @@ def _spelled(t, inp, codes):
     CamelCase name in `spelled.file`, its code the prefix and the name in capitals with
     underscores between its words."""
     d = t["spelled"]
-    text = read_input(inp, d["file"])
-    if text is None:
+    got = _input_block(inp, d, t["input"])
+    if got is None:
         return None
-    lines = text.split("\n")
-    a, b = _block(lines, d["start"], d["end"], f"{d['file']} of {t['input']}")
+    lines, a, b = got
     by_name = {x["code"]["name"]: x for x in codes if not x["code"].get("alias_of")}
     out = []
     for k in range(a, b + 1):

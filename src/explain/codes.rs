@@ -534,20 +534,14 @@ fn knowledge_code(t: &str) -> Option<Vec<Match>> {
 /// A status code checked against its library's success value, by number: glog's `CHECK_EQ` as
 /// Caffe, MXNet and PaddlePaddle print it ("Check failed: err == CUBLAS_STATUS_SUCCESS (1 vs.
 /// 0)"). `lib` is the success value's name, lowercase (`cudasuccess`, `cublas_status_success`,
-/// ...); `n` the number. CUDA's own by its text where the line has one (the runtime renumbered its
-/// errors in CUDA 10: Caffe's "(8 vs. 0)  invalid device function" is today's 98).
+/// `cudnn_status_success`: the ones the catalog's `glog-check-status` finds); `n` the number.
+/// CUDA's own by its text where the line has one (the runtime renumbered its errors in CUDA 10:
+/// Caffe's "(8 vs. 0)  invalid device function" is today's 98).
 pub fn checked_status(lib: &str, n: i64, line: &str) -> Option<Match> {
     let id = match lib {
-        "cudasuccess" | "cuda_success" => {
-            return cuda_by_text(line).or_else(|| cuda_match(n, "high"))
-        }
+        "cudasuccess" => return cuda_by_text(line).or_else(|| cuda_match(n, "high")),
         "cublas_status_success" => "cublas",
         "cudnn_status_success" => "cudnn",
-        "ncclsuccess" => "nccl",
-        "cufft_success" => "cufft",
-        "curand_status_success" => "curand",
-        "cusolver_status_success" => "cusolver",
-        "cusparse_status_success" => "cusparse",
         _ => return None,
     };
     let e = kc::emitter(id)?;

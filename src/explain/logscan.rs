@@ -427,13 +427,13 @@ impl WeakWords {
         }
         // A line shape holding a hex token may hide the risky items there: they count as present
         // (and the patterns they key are checked).
-        let token = !self.risky_items.is_empty() && line.contains(&shapes::TOKEN);
+        let token = (!self.risky_items.is_empty() || !self.risky_finders.is_empty())
+            && line.contains(&shapes::TOKEN);
         if token {
             for &i in &self.risky_items {
                 mark(i, s);
             }
         }
-        let token_finders = !self.risky_finders.is_empty() && line.contains(&shapes::TOKEN);
         let has = |i: usize| i == usize::MAX || s.present.get(i).copied().unwrap_or(false);
         let yes = s
             .seen
@@ -444,7 +444,7 @@ impl WeakWords {
                 has(p.literal)
                     && p.words.iter().all(|&w| has(w))
                     && p.short.iter().all(|&f| {
-                        (token_finders && self.risky_finders.get(f).copied().unwrap_or(true))
+                        (token && self.risky_finders.get(f).copied().unwrap_or(true))
                             || self.finders.get(f).is_some_and(|f| f.is_in(line))
                     })
             });
@@ -532,17 +532,9 @@ struct Scratch {
 }
 
 impl Scratch {
-    /// The cache of shapes, or of token shapes.
-    fn cache(&mut self, tokens: bool) -> &mut ShapeCache {
-        if tokens {
-            &mut self.token_shapes
-        } else {
-            &mut self.shapes
-        }
-    }
-
-    /// That cache, with the shape and places of the line being looked at.
-    fn cache_shape_at(&mut self, tokens: bool) -> (&mut ShapeCache, &[u8], &[(u32, u32)]) {
+    /// The cache of shapes, or (`tokens`) of token shapes, with the shape and places of the line
+    /// being looked at.
+    fn cache_of(&mut self, tokens: bool) -> (&mut ShapeCache, &[u8], &[(u32, u32)]) {
         let cache = if tokens {
             &mut self.token_shapes
         } else {
@@ -686,24 +678,18 @@ impl Prefilter {
     fn look(&self, sc: &ShapeCheck, line: &[u8], s: &mut Scratch) -> Look {
         if line.len() <= SHAPE_MAX {
             let h = shapes::shape_of(line, &mut s.shape);
-            let tokens = match s.shapes.get(h, &s.shape) {
-                Some((Verdict::Seen, _)) => return Look::New(h, false),
-                Some((v, at)) if self.clean(sc, v, at, line, None) => return Look::Skip,
-                Some(_) => return Look::Filter,
-                // A new shape: where it holds hex tokens (a request id), the line's token shape
-                // is looked up instead.
-                None => shapes::mask_tokens(&mut s.shape, &mut s.runs),
-            };
-            if !tokens {
+            if let Some(look) = self.cached(sc, line, s, h, false) {
+                return look;
+            }
+            // A new shape: where it holds hex tokens (a request id), the line's token shape is
+            // looked up instead.
+            if !shapes::mask_tokens(&mut s.shape, &mut s.runs) {
                 return Look::First(h, false);
             }
             let h = shapes::hash(&s.shape);
-            return match s.token_shapes.get(h, &s.shape) {
-                Some((Verdict::Seen, _)) => Look::New(h, true),
-                Some((v, at)) if self.clean(sc, v, at, line, Some(&s.shape)) => Look::Skip,
-                Some(_) => Look::Filter,
-                None => Look::First(h, true),
-            };
+            return self
+                .cached(sc, line, s, h, true)
+                .unwrap_or(Look::First(h, true));
         }
         if memchr::memchr(b'\r', line).is_none() {
             return Look::Filter;
@@ -728,6 +714,24 @@ impl Prefilter {
         } else {
             Look::Filter
         }
+    }
+
+    /// What the cache of shapes (or, `tokens`, of token shapes) says of `line`, whose shape (of
+    /// hash `h`) is in `s.shape`: `None` when the shape is not in it.
+    fn cached(
+        &self,
+        sc: &ShapeCheck,
+        line: &[u8],
+        s: &mut Scratch,
+        h: u64,
+        tokens: bool,
+    ) -> Option<Look> {
+        let (cache, shape, _) = s.cache_of(tokens);
+        Some(match cache.get(h, shape)? {
+            (Verdict::Seen, _) => Look::New(h, tokens),
+            (v, at) if self.clean(sc, v, at, line, tokens.then_some(shape)) => Look::Skip,
+            _ => Look::Filter,
+        })
     }
 
     /// Whether a line of a shape with verdict `v` (and, for [`Verdict::Maybe`], the places `at`
@@ -852,7 +856,7 @@ impl Prefilter {
                         };
                         let look = self.look(sc, body, s);
                         if let Look::First(h, tokens) = look {
-                            s.cache(tokens).put(h, &[], Verdict::Seen, &[]);
+                            s.cache_of(tokens).0.put(h, &[], Verdict::Seen, &[]);
                         }
                         if matches!(look, Look::Filter | Look::First(..)) {
                             run.get_or_insert(at);
@@ -875,7 +879,7 @@ impl Prefilter {
                             );
                             if starts.len() == had {
                                 let v = self.judge(sc, s);
-                                let (cache, shape, at) = s.cache_shape_at(tokens);
+                                let (cache, shape, at) = s.cache_of(tokens);
                                 cache.put(h, shape, v, at);
                             }
                         }

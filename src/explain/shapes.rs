@@ -45,11 +45,6 @@ pub(crate) fn mask(b: u8) -> u8 {
     }
 }
 
-/// A byte of a word (the bytes a hex token may not touch).
-pub(crate) fn is_word(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'_'
-}
-
 /// Writes the shape of `line` into `out` (replacing what it held) and returns its hash. Two
 /// plain loops the compiler vectorises: the mask, then the hash of the shape 16 bytes at a time
 /// (two independent multiply chains).
@@ -198,10 +193,11 @@ pub(crate) fn token_runs(x: &[u8]) -> Vec<(usize, usize)> {
         while x.get(i).is_some_and(u8::is_ascii_hexdigit) {
             i += 1;
         }
+        // A non-word byte, or the `x` of `0x`, may stand just before a token.
         let left = start == 0
             || x.get(start - 1)
-                .is_some_and(|&c| !is_word(c) || c == b'x' || c == b'X');
-        let right = x.get(i).is_none_or(|&c| !is_word(c));
+                .is_some_and(|&c| CLASS[usize::from(c)] & (WORD | EX) != WORD);
+        let right = x.get(i).is_none_or(|&c| CLASS[usize::from(c)] & WORD == 0);
         if left && right {
             runs.push((start, i));
         }

@@ -983,7 +983,7 @@ fn library_status(line: &str) -> Option<Match> {
 /// ("Check failed: error == cudaSuccess (700 vs. 0)"), read as that code's one home says.
 fn checked_status(line: &str) -> Option<Match> {
     let caps = cached_regex(
-        r"(?i)==\s*(cudasuccess|cuda_success|cublas_status_success|cudnn_status_success|ncclsuccess|cufft_success|curand_status_success|cusolver_status_success|cusparse_status_success)\s*\(\s*(-?\d+)\s+vs\.\s*0\s*\)",
+        r"(?i)==\s*(cudasuccess|cublas_status_success|cudnn_status_success)\s*\(\s*(-?\d+)\s+vs\.\s*0\s*\)",
     )?
     .captures(line)?;
     let lib = caps.get(1)?.as_str().to_ascii_lowercase();
