@@ -391,6 +391,21 @@ fn the_eleventh_joined_sealed_set_keeps_its_score() {
     );
 }
 
+/// The twelfth sealed set (collected 2026-11-28, session 17), scored once on d4837cd before the
+/// work made after it and once after it, on cd665d6 (both: texts 46/49 of 116, kernel-log lines
+/// 4/4 of 5, no decoy blamed: docs/benchmarks.md), then joined to the corpus: it may be tuned on
+/// now, and may never score below that.
+#[test]
+fn the_twelfth_joined_sealed_set_keeps_its_score() {
+    keeps_its_floor(
+        "sealed-2026-11-28h",
+        &[
+            ("texts.yaml", 116, 46, 49, 0),
+            ("kernel-log.yaml", 5, 4, 4, 0),
+        ],
+    );
+}
+
 #[test]
 fn the_joined_sealed_set_keeps_its_score() {
     keeps_its_floor(
