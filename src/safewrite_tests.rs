@@ -195,8 +195,10 @@ fn an_open_descriptor_is_written_and_a_closed_one_is_an_error() {
     let mut got = String::new();
     r.read_to_string(&mut got).unwrap();
     assert_eq!(got, "hello");
-    // The descriptor is closed now.
-    let e = write(&p, b"x", Existing::Keep).unwrap_err();
+    // A closed descriptor: not the one just dropped, whose number another test's thread may
+    // have reopened meanwhile, but one above any process's limit.
+    let closed = PathBuf::from(format!("/dev/fd/{}", i32::MAX));
+    let e = write(&closed, b"x", Existing::Keep).unwrap_err();
     assert!(e.to_string().contains("not open"), "{e}");
 }
 
