@@ -38,7 +38,7 @@ pub fn enrich(
         "driver_too_old" => one(driver_too_old(line, m)),
         "sm_incompatible" => one(sm_incompatible(line, m)),
         "cudnn_loaded" => one(cudnn_loaded(line)),
-        "missing_library" => one(missing_library(line)),
+        "missing_library" => missing_library(line),
         "nccl" => one(nccl(line)),
         "exit_code" => one(exit_code(line)),
         "cuda_text" => one(cuda_text(line)),
@@ -727,7 +727,7 @@ fn cudnn_loaded(line: &str) -> Option<Match> {
     )
 }
 
-fn missing_library(line: &str) -> Option<Match> {
+fn missing_library(line: &str) -> Option<Vec<Match>> {
     // glibc's dlerror() names the file it could not open first ("%s: cannot open shared object
     // file: %s", dlfcn/dlerror.c): that one is missing, not the library that needed it
     // ("Failed to load library libonnxruntime_providers_cuda.so with error: libcublasLt.so.11:
@@ -738,40 +738,98 @@ fn missing_library(line: &str) -> Option<Match> {
         .or_else(|| grab1(line, r"([\w./+-]*?(?:lib|cudnn|cudart|cublas|nvcuda|nvrtc|cufft|curand|cusolver|cusparse)[\w.+-]*?\.(?:so[\d.]*|dll))"))?;
     let lib = lib.trim();
     let base = lib.rsplit('/').next().unwrap_or(lib);
-    let (cat, what, fix, cmds): (Category, &str, &str, Vec<String>) = if base
-        .starts_with("libcudnn")
-        || base.starts_with("cudnn64")
-    {
-        (Category::CudnnMismatch, "cuDNN", "Install the cuDNN major the framework needs (pip: the nvidia-cudnn-cu12 wheel, or tensorflow[and-cuda]; Debian/Ubuntu: libcudnn8 / libcudnn9), or put its directory on the library path:", vec!["gpudoctor check".into()])
-    } else if base.starts_with("libcuda.so")
+    if base.starts_with("libcuda.so")
         || base.starts_with("nvcuda")
         || base.starts_with("libnvidia-ml")
     {
-        (Category::DriverMissing, "the NVIDIA driver's user-space library", "Install the NVIDIA driver (in a container: start it with GPU access, e.g. docker run --gpus all):", vec!["gpudoctor check".into()])
-    } else if is_l4t_host_library(base) {
-        (Category::ContainerNoGpu, "a Jetson (L4T) driver library that the NVIDIA Container Runtime mounts from the host", "Start the container with the NVIDIA runtime, which mounts the host's L4T libraries (csv mode):", vec!["docker run --runtime=nvidia ...".into()])
+        let fix = "Install the NVIDIA driver (in a container: start it with GPU access, e.g. docker run --gpus all):";
+        return Some(vec![not_found(
+            base,
+            "the NVIDIA driver's user-space library",
+            Category::DriverMissing,
+            fix,
+            vec!["gpudoctor check".into()],
+        )]);
+    }
+    if is_l4t_host_library(base) {
+        let fix = "Start the container with the NVIDIA runtime, which mounts the host's L4T libraries (csv mode):";
+        return Some(vec![not_found(
+            base,
+            "a Jetson (L4T) driver library that the NVIDIA Container Runtime mounts from the host",
+            Category::ContainerNoGpu,
+            fix,
+            vec!["docker run --runtime=nvidia ...".into()],
+        )]);
+    }
+    // A CUDA, cuDNN or TensorRT library the loader did not find: a library-path reading (the
+    // file is not where the loader looks) and a version reading (installed only for another major
+    // than the one the file name asks for). A CUDA library whose name carries its major
+    // (libcudart.so.11.0, cublas64_12.dll) asks for that version: the version reading leads; for
+    // cuDNN and unversioned names the path reading does (the joined sealed sets' collectors, who
+    // had not read the catalog: cuDNN 12 path to 3 version, unversioned 6 to 1; docs/decisions.md).
+    let (version_cat, what, fix): (Category, &str, &str) = if base.starts_with("libcudnn")
+        || base.starts_with("cudnn64")
+    {
+        (Category::CudnnMismatch, "cuDNN", "Install the cuDNN major the framework needs (pip: the nvidia-cudnn-cu12 wheel, or tensorflow[and-cuda]; Debian/Ubuntu: libcudnn8 / libcudnn9), or put its directory on the library path:")
     } else if base.starts_with("libnvinfer") {
         (
             Category::CudaRuntimeMismatch,
             "TensorRT (optional for TensorFlow)",
             "Only needed for TensorRT: pip install tensorrt, or ignore the warning.",
-            vec![],
         )
     } else {
-        (Category::CudaRuntimeMismatch, "a CUDA library", "Install the CUDA libraries of the version the framework was built for (pip: the nvidia-*-cu12 wheels / tensorflow[and-cuda]; or the CUDA toolkit), or add their directory to LD_LIBRARY_PATH:", vec!["gpudoctor check".into()])
+        (Category::CudaRuntimeMismatch, "a CUDA library", "Install the CUDA libraries of the version the framework was built for (pip: the nvidia-*-cu12 wheels / tensorflow[and-cuda]; or the CUDA toolkit), or add their directory to LD_LIBRARY_PATH:")
+    };
+    let cmds: Vec<String> = if base.starts_with("libnvinfer") {
+        vec![]
+    } else {
+        vec!["gpudoctor check".into()]
     };
     let sev = if base.starts_with("libnvinfer") {
         Severity::Info
     } else {
         Severity::Error
     };
-    Some(
-        Match::new("signature", json!(base), format!("{base} not found"), cat, format!("{base} ({what}) could not be loaded: it is not installed, or not on the library search path."))
-            .causes_owned(vec![format!("{base} is missing, or is installed for another major version than the one asked for.")])
-            .fix_owned(fix, cmds)
-            .severity(sev)
-            .key(format!("missing-lib:{base}")),
-    )
+    let mut path =
+        not_found(base, what, Category::LibraryPathConflict, fix, cmds.clone()).severity(sev);
+    let mut version = not_found(base, what, version_cat, fix, cmds)
+        .severity(sev)
+        .key(format!("missing-lib-version:{base}"));
+    version.likely_causes = vec![format!("{base} is installed only for another major version than the one asked for (the number in its name says which).")];
+    let version_first = version_cat == Category::CudaRuntimeMismatch
+        && !base.starts_with("libnvinfer")
+        && names_a_major(base);
+    let second = if version_first {
+        &mut path
+    } else {
+        &mut version
+    };
+    second.rank = 60;
+    second.confidence = "low";
+    Some(if version_first {
+        vec![version, path]
+    } else {
+        vec![path, version]
+    })
+}
+
+/// Whether a library file name carries the major version it asks for: "libcudart.so.11.0",
+/// "libcublas.so.12", "cudart64_110.dll", "cublas64_12.dll" (not "libnvrtc.so", "cudart.dll").
+fn names_a_major(base: &str) -> bool {
+    if let Some((_, after)) = base.split_once(".so.") {
+        return after.starts_with(|c: char| c.is_ascii_digit());
+    }
+    base.strip_suffix(".dll")
+        .and_then(|stem| stem.rsplit_once('_'))
+        .is_some_and(|(_, n)| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+}
+
+/// The reading of a library the loader could not open: `base` (`what`) under `cat`.
+fn not_found(base: &str, what: &str, cat: Category, fix: &str, cmds: Vec<String>) -> Match {
+    Match::new("signature", json!(base), format!("{base} not found"), cat, format!("{base} ({what}) could not be loaded: it is not installed, or not on the library search path."))
+        .causes_owned(vec![format!("{base} is missing, or is installed for another major version than the one asked for.")])
+        .fix_owned(fix, cmds)
+        .key(format!("missing-lib:{base}"))
 }
 
 /// PyTorch's warning that a GPU's compute capability is outside its build's range

@@ -318,6 +318,37 @@ fn the_missing_library_is_the_one_dlerror_names() {
     );
 }
 
+/// A library the loader did not find: a CUDA library whose name carries its major leads with the
+/// version reading; cuDNN and unversioned names lead with the library path; the driver's own
+/// libcuda.so.1 is the container's or the driver's, its unversioned link the library path's.
+#[test]
+fn a_missing_library_is_read_by_what_its_name_says() {
+    let m = Matrix::default();
+    let first = |t: &str| -> Vec<Category> {
+        let mut out = Vec::new();
+        for x in explain_text(t, &m) {
+            if !out.contains(&x.category) {
+                out.push(x.category);
+            }
+        }
+        out.truncate(2);
+        out
+    };
+    use Category::*;
+    for (text, want) in [
+        ("ImportError: libcudart.so.11.0: cannot open shared object file: No such file or directory", [CudaRuntimeMismatch, LibraryPathConflict]),
+        ("Could not load dynamic library 'cublas64_12.dll'; dlerror: cublas64_12.dll not found", [CudaRuntimeMismatch, LibraryPathConflict]),
+        ("OSError: libnvrtc.so: cannot open shared object file: No such file or directory", [LibraryPathConflict, CudaRuntimeMismatch]),
+        ("Could not load library libcudnn_ops_infer.so.8. Error: libcudnn_ops_infer.so.8: cannot open shared object file: No such file or directory", [LibraryPathConflict, CudnnMismatch]),
+        ("ImportError: libcuda.so.1: cannot open shared object file: No such file or directory", [ContainerNoGpu, DriverMissing]),
+        ("OSError: libcuda.so: cannot open shared object file: No such file or directory", [LibraryPathConflict, DriverMissing]),
+    ] {
+        assert_eq!(first(text), want, "{text}");
+    }
+    assert!(super::names_a_major("libcublas.so.12") && super::names_a_major("cudart64_110.dll"));
+    assert!(!super::names_a_major("libnvrtc.so") && !super::names_a_major("caffe2_nvrtc.dll"));
+}
+
 /// glog's CHECK_EQ on a CUDA or library status, by number: read as that code's one home says.
 #[test]
 fn a_status_checked_by_number_is_that_code() {

@@ -67,17 +67,22 @@ fn check(ctx: &Context, doc: &RuleDoc) -> Vec<Finding> {
     }
     for g in ctx.snap.gpu_list() {
         if g.name.get().is_some_and(|n| n.contains("GeForce")) {
-            out.push(
-                doc.finding(
-                    Severity::Error,
-                    format!("Forward compatibility does not work on {}", g.label()),
+            // This is CUDA error 804 before it happens: the category is that code's one home's
+            // (knowledge/code-categories.yaml: driver_too_old, the compat package is there because
+            // the driver is older than the CUDA wanted).
+            let mut f = doc.finding(
+                Severity::Error,
+                format!("Forward compatibility does not work on {}", g.label()),
                     format!("libcuda comes from {path}, a CUDA forward-compatibility package, which supports only data center GPUs, select NGC Server Ready RTX SKUs and Jetson; on this GeForce GPU CUDA fails with CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE (804)."),
                 )
                 .fix("Remove the compat directory from LD_LIBRARY_PATH and install a driver new enough for the CUDA you need.", &[])
                 .evidence(json!({"libcuda": path, "gpu": g.name.get()}))
-                .on_gpu(g.index)
-                .link("https://docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html"),
-            );
+            .on_gpu(g.index)
+            .link("https://docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html");
+            if let Some(c) = crate::knowledge::codes::cuda_category(804) {
+                f.category = c;
+            }
+            out.push(f);
         }
     }
     out

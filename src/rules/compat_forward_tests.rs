@@ -2,7 +2,10 @@
 //! `forward_compatibility_on_a_supported_and_an_unsupported_branch`: cuda-compat 13.1, whose
 //! libcuda is 590.44.01, on the synthetic 2 × H100 with the kernel module of another branch).
 use super::RULE;
-use crate::report::{Category::DriverLibraryMismatch, Severity::Error};
+use crate::report::{
+    Category::{DriverLibraryMismatch, DriverTooOld},
+    Severity::Error,
+};
 use crate::rules::testkit::{run_table, Base::*, Case, Fires, Quiet, Table, CASE};
 
 const COMPAT: (&str, &str) = (
@@ -44,7 +47,7 @@ pub(crate) const TABLE: Table = Table {
                 COMPAT,
                 ("/gpus/value/0/name/value", r#""NVIDIA GeForce RTX 4090""#),
             ],
-            expect: Fires(Error, DriverLibraryMismatch),
+            expect: Fires(Error, DriverTooOld),
             ..CASE
         },
         // The driver's own libcuda, not a compat one.
