@@ -921,7 +921,9 @@ fn nccl(line: &str) -> Option<Match> {
 }
 
 fn exit_code(line: &str) -> Option<Match> {
-    let raw = grab1(line, r"(?i)(?:exit(?:ed)? (?:with )?(?:code|status)|return code|returned|exit_code)[:=]? ?\(?(-?\d+|0x[0-9a-f]+)")
+    // DeepSpeed's launcher puts spaces around its "=" (deepspeed/launcher/launch.py at edaa722,
+    // line 341: "{cmd} exits with return code = {last_return_code}").
+    let raw = grab1(line, r"(?i)(?:exit(?:ed)? (?:with )?(?:code|status)|return code|returned|exit_code) ?[:=]? ?\(?(-?\d+|0x[0-9a-f]+)")
         .or_else(|| grab1(line, r"\((0[xX][cC][0-9A-Fa-f]{7})\)"))
         .or_else(|| grab1(line, r"(?i)exception code: (0x[0-9a-f]{8})"))?;
     let raw = raw.as_str();

@@ -349,6 +349,19 @@ fn a_missing_library_is_read_by_what_its_name_says() {
     assert!(!super::names_a_major("libnvrtc.so") && !super::names_a_major("caffe2_nvrtc.dll"));
 }
 
+/// DeepSpeed's launcher prints the worker's status with spaces around "=": -9 is SIGKILL, the
+/// OOM killer's signal, read as exit 137 is.
+#[test]
+fn a_launcher_status_with_spaces_is_read() {
+    let m = Matrix::default();
+    let v = explain_text("[ERROR] [launch.py:341:sigkill_handler] ['python', 'train.py'] exits with return code = -9", &m);
+    assert_eq!(
+        v.first().map(|x| x.category),
+        Some(Category::HostMemoryExhausted),
+        "{v:#?}"
+    );
+}
+
 /// glog's CHECK_EQ on a CUDA or library status, by number: read as that code's one home says.
 #[test]
 fn a_status_checked_by_number_is_that_code() {
