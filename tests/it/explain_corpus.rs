@@ -240,7 +240,7 @@ fn the_second_joined_sealed_set_keeps_its_score() {
     keeps_its_floor(
         "sealed-2026-11-25b",
         &[
-            ("texts.yaml", 112, 87, 101, 0),
+            ("texts.yaml", 112, 90, 101, 0),
             ("kernel-log.yaml", 55, 53, 53, 0),
         ],
     );
@@ -262,7 +262,7 @@ fn the_third_joined_sealed_set_keeps_its_score() {
     keeps_its_floor(
         "sealed-2026-11-27",
         &[
-            ("texts.yaml", 115, 76, 88, 0),
+            ("texts.yaml", 115, 82, 91, 0),
             ("kernel-log.yaml", 55, 44, 45, 2),
         ],
     );
@@ -278,7 +278,7 @@ fn the_fourth_joined_sealed_set_keeps_its_score() {
     keeps_its_floor(
         "sealed-2026-11-27b",
         &[
-            ("texts.yaml", 110, 58, 70, 0),
+            ("texts.yaml", 110, 64, 72, 0),
             ("kernel-log.yaml", 56, 36, 39, 0),
         ],
     );
@@ -294,8 +294,8 @@ fn the_fifth_joined_sealed_set_keeps_its_score() {
     keeps_its_floor(
         "sealed-2026-11-28",
         &[
-            ("texts.yaml", 117, 72, 77, 1),
-            ("kernel-log.yaml", 60, 34, 35, 0),
+            ("texts.yaml", 117, 79, 82, 1),
+            ("kernel-log.yaml", 60, 35, 36, 0),
         ],
     );
 }
@@ -310,7 +310,7 @@ fn the_sixth_joined_sealed_set_keeps_its_score() {
     keeps_its_floor(
         "sealed-2026-11-28b",
         &[
-            ("texts.yaml", 116, 70, 79, 0),
+            ("texts.yaml", 116, 78, 86, 0),
             ("kernel-log.yaml", 14, 10, 10, 0),
         ],
     );
@@ -325,7 +325,7 @@ fn the_seventh_joined_sealed_set_keeps_its_score() {
     keeps_its_floor(
         "sealed-2026-11-28c",
         &[
-            ("texts.yaml", 115, 70, 80, 1),
+            ("texts.yaml", 115, 75, 81, 1),
             ("kernel-log.yaml", 12, 8, 8, 0),
         ],
     );
@@ -340,7 +340,7 @@ fn the_eighth_joined_sealed_set_keeps_its_score() {
     keeps_its_floor(
         "sealed-2026-11-28d",
         &[
-            ("texts.yaml", 115, 65, 72, 2),
+            ("texts.yaml", 115, 70, 72, 2),
             ("kernel-log.yaml", 17, 12, 12, 0),
         ],
     );
@@ -355,7 +355,7 @@ fn the_ninth_joined_sealed_set_keeps_its_score() {
     keeps_its_floor(
         "sealed-2026-11-28e",
         &[
-            ("texts.yaml", 119, 61, 69, 0),
+            ("texts.yaml", 119, 64, 69, 0),
             ("kernel-log.yaml", 17, 13, 13, 0),
         ],
     );
@@ -370,7 +370,7 @@ fn the_tenth_joined_sealed_set_keeps_its_score() {
     keeps_its_floor(
         "sealed-2026-11-28f",
         &[
-            ("texts.yaml", 116, 65, 72, 1),
+            ("texts.yaml", 116, 69, 74, 1),
             ("kernel-log.yaml", 15, 6, 6, 0),
         ],
     );
@@ -385,8 +385,8 @@ fn the_eleventh_joined_sealed_set_keeps_its_score() {
     keeps_its_floor(
         "sealed-2026-11-28g",
         &[
-            ("texts.yaml", 118, 69, 73, 0),
-            ("kernel-log.yaml", 10, 3, 3, 0),
+            ("texts.yaml", 118, 73, 76, 0),
+            ("kernel-log.yaml", 10, 4, 4, 0),
         ],
     );
 }
@@ -400,7 +400,7 @@ fn the_twelfth_joined_sealed_set_keeps_its_score() {
     keeps_its_floor(
         "sealed-2026-11-28h",
         &[
-            ("texts.yaml", 116, 46, 49, 0),
+            ("texts.yaml", 116, 56, 60, 0),
             ("kernel-log.yaml", 5, 4, 4, 0),
         ],
     );
@@ -415,7 +415,7 @@ fn the_thirteenth_joined_sealed_set_keeps_its_score() {
     keeps_its_floor(
         "sealed-2026-11-28i",
         &[
-            ("texts.yaml", 114, 61, 65, 0),
+            ("texts.yaml", 114, 71, 75, 0),
             ("kernel-log.yaml", 10, 5, 5, 0),
         ],
     );
@@ -426,7 +426,7 @@ fn the_joined_sealed_set_keeps_its_score() {
     keeps_its_floor(
         "sealed-2026-11-25",
         &[
-            ("texts.yaml", 106, 88, 99, 0),
+            ("texts.yaml", 106, 90, 99, 0),
             ("kernel-log.yaml", 50, 40, 41, 0),
         ],
     );
