@@ -421,6 +421,21 @@ fn the_thirteenth_joined_sealed_set_keeps_its_score() {
     );
 }
 
+/// The fourteenth sealed set (collected 2026-11-28, session 18), scored once on d48b930 before the
+/// work made after it and once after it, on da9e8c1 (both: texts 37/42 of 117, kernel-log lines
+/// 3/4 of 6, no decoy blamed: docs/benchmarks.md), then joined to the corpus: it may be tuned on
+/// now, and may never score below that.
+#[test]
+fn the_fourteenth_joined_sealed_set_keeps_its_score() {
+    keeps_its_floor(
+        "sealed-2026-11-28j",
+        &[
+            ("texts.yaml", 117, 37, 42, 0),
+            ("kernel-log.yaml", 6, 3, 4, 0),
+        ],
+    );
+}
+
 #[test]
 fn the_joined_sealed_set_keeps_its_score() {
     keeps_its_floor(
