@@ -430,7 +430,7 @@ fn the_fourteenth_joined_sealed_set_keeps_its_score() {
     keeps_its_floor(
         "sealed-2026-11-28j",
         &[
-            ("texts.yaml", 117, 37, 42, 0),
+            ("texts.yaml", 117, 39, 44, 0),
             ("kernel-log.yaml", 6, 3, 4, 0),
         ],
     );
