@@ -792,9 +792,12 @@ fn missing_library(line: &str) -> Option<Vec<Match>> {
     };
     let mut path =
         not_found(base, what, Category::LibraryPathConflict, fix, cmds.clone()).severity(sev);
+    path.name = format!("{base} not found (not where the loader looks)");
+    path.likely_causes = vec![format!("{base} is installed, but its directory is not on LD_LIBRARY_PATH / PATH or in the loader's cache.")];
     let mut version = not_found(base, what, version_cat, fix, cmds)
         .severity(sev)
         .key(format!("missing-lib-version:{base}"));
+    version.name = format!("{base} not found (only another major version installed)");
     version.likely_causes = vec![format!("{base} is installed only for another major version than the one asked for (the number in its name says which).")];
     let version_first = version_cat == Category::CudaRuntimeMismatch
         && !base.starts_with("libnvinfer")
