@@ -738,40 +738,33 @@ fn missing_library(line: &str) -> Option<Vec<Match>> {
         .or_else(|| grab1(line, r"([\w./+-]*?(?:lib|cudnn|cudart|cublas|nvcuda|nvrtc|cufft|curand|cusolver|cusparse)[\w.+-]*?\.(?:so[\d.]*|dll))"))?;
     let lib = lib.trim();
     let base = lib.rsplit('/').next().unwrap_or(lib);
-    if base.starts_with("libcuda.so")
+    // The driver's own libraries, and a Jetson host library the NVIDIA runtime mounts: one reading.
+    let owner = if base.starts_with("libcuda.so")
         || base.starts_with("nvcuda")
         || base.starts_with("libnvidia-ml")
     {
-        let fix = "Install the NVIDIA driver (in a container: start it with GPU access, e.g. docker run --gpus all):";
-        return Some(vec![not_found(
-            base,
-            "the NVIDIA driver's user-space library",
-            Category::DriverMissing,
-            fix,
-            vec!["gpudoctor check".into()],
-        )]);
-    }
-    if is_l4t_host_library(base) {
-        let fix = "Start the container with the NVIDIA runtime, which mounts the host's L4T libraries (csv mode):";
-        return Some(vec![not_found(
-            base,
-            "a Jetson (L4T) driver library that the NVIDIA Container Runtime mounts from the host",
-            Category::ContainerNoGpu,
-            fix,
-            vec!["docker run --runtime=nvidia ...".into()],
-        )]);
+        Some(("the NVIDIA driver's user-space library", Category::DriverMissing, "Install the NVIDIA driver (in a container: start it with GPU access, e.g. docker run --gpus all):", "gpudoctor check"))
+    } else if is_l4t_host_library(base) {
+        Some(("a Jetson (L4T) driver library that the NVIDIA Container Runtime mounts from the host", Category::ContainerNoGpu, "Start the container with the NVIDIA runtime, which mounts the host's L4T libraries (csv mode):", "docker run --runtime=nvidia ..."))
+    } else {
+        None
+    };
+    if let Some((what, cat, fix, cmd)) = owner {
+        return Some(vec![not_found(base, what, cat, fix, vec![cmd.into()])]);
     }
     // A CUDA, cuDNN or TensorRT library the loader did not find: a library-path reading (the
     // file is not where the loader looks) and a version reading (installed only for another major
     // than the one the file name asks for). A CUDA library whose name carries its major
     // (libcudart.so.11.0, cublas64_12.dll) asks for that version: the version reading leads; for
-    // cuDNN and unversioned names the path reading does (the joined sealed sets' collectors, who
-    // had not read the catalog: cuDNN 12 path to 3 version, unversioned 6 to 1; docs/decisions.md).
+    // cuDNN, TensorRT and unversioned names the path reading does (the joined sealed sets'
+    // collectors, who had not read the catalog: cuDNN 12 path to 3 version, unversioned 6 to 1;
+    // docs/decisions.md).
+    let optional = base.starts_with("libnvinfer");
     let (version_cat, what, fix): (Category, &str, &str) = if base.starts_with("libcudnn")
         || base.starts_with("cudnn64")
     {
         (Category::CudnnMismatch, "cuDNN", "Install the cuDNN major the framework needs (pip: the nvidia-cudnn-cu12 wheel, or tensorflow[and-cuda]; Debian/Ubuntu: libcudnn8 / libcudnn9), or put its directory on the library path:")
-    } else if base.starts_with("libnvinfer") {
+    } else if optional {
         (
             Category::CudaRuntimeMismatch,
             "TensorRT (optional for TensorFlow)",
@@ -780,15 +773,10 @@ fn missing_library(line: &str) -> Option<Vec<Match>> {
     } else {
         (Category::CudaRuntimeMismatch, "a CUDA library", "Install the CUDA libraries of the version the framework was built for (pip: the nvidia-*-cu12 wheels / tensorflow[and-cuda]; or the CUDA toolkit), or add their directory to LD_LIBRARY_PATH:")
     };
-    let cmds: Vec<String> = if base.starts_with("libnvinfer") {
-        vec![]
+    let (sev, cmds): (Severity, Vec<String>) = if optional {
+        (Severity::Info, vec![])
     } else {
-        vec!["gpudoctor check".into()]
-    };
-    let sev = if base.starts_with("libnvinfer") {
-        Severity::Info
-    } else {
-        Severity::Error
+        (Severity::Error, vec!["gpudoctor check".into()])
     };
     let mut path =
         not_found(base, what, Category::LibraryPathConflict, fix, cmds.clone()).severity(sev);
@@ -799,21 +787,16 @@ fn missing_library(line: &str) -> Option<Vec<Match>> {
         .key(format!("missing-lib-version:{base}"));
     version.name = format!("{base} not found (only another major version installed)");
     version.likely_causes = vec![format!("{base} is installed only for another major version than the one asked for (the number in its name says which).")];
-    let version_first = version_cat == Category::CudaRuntimeMismatch
-        && !base.starts_with("libnvinfer")
-        && names_a_major(base);
-    let second = if version_first {
-        &mut path
+    let version_first =
+        version_cat == Category::CudaRuntimeMismatch && !optional && names_a_major(base);
+    let (first, mut second) = if version_first {
+        (version, path)
     } else {
-        &mut version
+        (path, version)
     };
     second.rank = 60;
     second.confidence = "low";
-    Some(if version_first {
-        vec![version, path]
-    } else {
-        vec![path, version]
-    })
+    Some(vec![first, second])
 }
 
 /// Whether a library file name carries the major version it asks for: "libcudart.so.11.0",
