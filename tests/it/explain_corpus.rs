@@ -439,6 +439,22 @@ fn the_fourteenth_joined_sealed_set_keeps_its_score() {
     );
 }
 
+/// The fifteenth sealed set (collected 2026-11-28, session 18), scored once on 3308f75 before the
+/// work made after it and once after it, on da17f38 (both: texts 39/41 of 115 with one decoy
+/// blamed, kernel-log lines 8/8 of 15: docs/benchmarks.md), then joined to the corpus: it may be
+/// tuned on now, and may never score below that. Texts since session 19's families (4c6068c):
+/// 53/55.
+#[test]
+fn the_fifteenth_joined_sealed_set_keeps_its_score() {
+    keeps_its_floor(
+        "sealed-2026-11-28k",
+        &[
+            ("texts.yaml", 115, 53, 55, 1),
+            ("kernel-log.yaml", 15, 8, 8, 0),
+        ],
+    );
+}
+
 #[test]
 fn the_joined_sealed_set_keeps_its_score() {
     keeps_its_floor(
