@@ -236,11 +236,13 @@ pub fn match_line(line: &str) -> Option<(&'static LinuxMessage, &'static LinuxFa
 }
 
 /// Whether a line names an NVIDIA kernel module: a word that starts with "nvidia"
-/// ("nvidia:", "nvidia_uvm:", "from proprietary module nvidia."), or a module in brackets
-/// ("[nvidia]", "[nvidia_drm]").
+/// ("nvidia:", "nvidia_uvm:", "from proprietary module nvidia."), a module in brackets
+/// ("[nvidia]", "[nvidia_drm]"), or nv_peer_mem, GPUDirect RDMA's peer-memory module before the
+/// driver's own nvidia_peermem replaced it (Mellanox/nv_peer_memory, which links against
+/// nvidia.ko's nvidia_p2p_* and the InfiniBand core).
 pub fn names_nvidia_module(line: &str) -> bool {
     line.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
-        .any(|w| w.starts_with("nvidia") || w.starts_with("NVIDIA"))
+        .any(|w| w.starts_with("nvidia") || w.starts_with("NVIDIA") || w == "nv_peer_mem")
 }
 
 /// The kernel drivers of other GPUs than NVIDIA's whose lines and reports are GPU problems too

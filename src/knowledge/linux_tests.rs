@@ -103,6 +103,14 @@ fn only_the_driver_s_code_names_nvidia() {
         "nvidia_uvm: Unknown symbol radix_tree_preloads (err -2)"
     ));
     assert!(!names_nvidia_module("vboxdrv: Unknown symbol foo (err -2)"));
+    // GPUDirect RDMA's legacy peer-memory module is the GPU stack's; a module whose name only
+    // starts alike is not.
+    assert!(names_nvidia_module(
+        "[76463.688316] nv_peer_mem: disagrees about version of symbol ib_register_peer_memory_client"
+    ));
+    assert!(!names_nvidia_module(
+        "nv_peer_memx: Unknown symbol foo (err -2)"
+    ));
     // The firmware loader's line names the device's driver first: the NVIDIA driver's GSP
     // firmware is the NVIDIA module's; the same path asked for by nouveau is nouveau's.
     let nvidia = "nvidia 0000:65:00.0: Direct firmware load for nvidia/535.54.03/gsp_tu10x.bin failed with error -2";
