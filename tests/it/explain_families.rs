@@ -916,9 +916,10 @@ fn the_graphics_api_codes_come_back_with_their_cause() {
         // Direct3D 9's D3DERR_* (d3d9.h, MAKE_D3DHRESULT), by name and as the HRESULT SharpDX prints.
         ("https://github.com/FakeFishGames/Barotrauma/issues/10438", "Exception: HRESULT: [0x8876017C], Module: [Unknown], ApiCode: [Unknown/Unknown], Message: Unknown (SharpDX.SharpDXException)", "D3DERR_OUTOFVIDEOMEMORY", "gpu_memory_exhausted"),
         ("https://github.com/Facepunch/garrysmod-issues/issues/2701", "217(777.967951):  ShaderAPIDX8::CreateD3DTexture: D3DERR_OUTOFVIDEOMEMORY", "D3DERR_OUTOFVIDEOMEMORY", "gpu_memory_exhausted"),
-        // NVENCSTATUS (nvEncodeAPI.h), by name and as NVIDIA's samples, NVEnc and FFmpeg print it.
-        ("https://github.com/NVIDIA/open-gpu-kernel-modules/issues/415", "NvEncoder : m_nvenc.nvEncOpenEncodeSessionEx(&encodeSessionExParams, &hEncoder) returned error 10", "NV_ENC_ERR_OUT_OF_MEMORY", "gpu_memory_exhausted"),
-        ("https://github.com/NVIDIA/NvPipe/issues/62", "Failed to create encoder (NvEncoder::NvEncoder : m_nvenc.nvEncOpenEncodeSessionEx(&encodeSessionExParams, &hEncoder) returned error 10 at g:\\main repo\\nvpipe\\nvpipe-master\\src\\nvcodec\\nvencoder\\nvencoder.cpp:54", "NV_ENC_ERR_OUT_OF_MEMORY", "gpu_memory_exhausted"),
+        // NVENCSTATUS (nvEncodeAPI.h), by name and as NVIDIA's samples, NVEnc and FFmpeg print it;
+        // status 10 from nvEncOpenEncodeSessionEx is the session limit first (docs/decisions.md).
+        ("https://github.com/NVIDIA/open-gpu-kernel-modules/issues/415", "NvEncoder : m_nvenc.nvEncOpenEncodeSessionEx(&encodeSessionExParams, &hEncoder) returned error 10", "NV_ENC_ERR_OUT_OF_MEMORY", "configuration"),
+        ("https://github.com/NVIDIA/NvPipe/issues/62", "Failed to create encoder (NvEncoder::NvEncoder : m_nvenc.nvEncOpenEncodeSessionEx(&encodeSessionExParams, &hEncoder) returned error 10 at g:\\main repo\\nvpipe\\nvpipe-master\\src\\nvcodec\\nvencoder\\nvencoder.cpp:54", "NV_ENC_ERR_OUT_OF_MEMORY", "configuration"),
         ("https://github.com/rigaya/NVEnc/issues/753", "nvenc : Error on nvEncInitializeEncoder: 8 (DPB size should be greater than or equal to 3 for B as reference.)\nFailed to create encoder", "NV_ENC_ERR_INVALID_PARAM", "configuration"),
         ("https://github.com/HandBrake/HandBrake/issues/1998", "[h264_nvenc @ 00000198ad95a9c0] OpenEncodeSessionEx failed: unsupported device (2)\n[h264_nvenc @ 00000198ad95a9c0] No NVENC capable devices found", "NV_ENC_ERR_UNSUPPORTED_DEVICE", "arch_unsupported"),
         ("https://github.com/hecomi/uNvEncoder/issues/2", "s_nvenc.nvEncEncodePicture call failed: NV_ENC_ERR_INVALID_PARAM.", "NV_ENC_ERR_INVALID_PARAM", "configuration"),
